@@ -1,0 +1,32 @@
+# Shared helpers for the project's shell scripts; source it, do not run it.
+# shellcheck shell=sh
+
+# The repository root, whatever the caller's directory.
+TOP=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
+while [ ! -f "$TOP/series" ] && [ "$TOP" != / ]; do
+	TOP=$(dirname -- "$TOP")
+done
+BUILD=$TOP/build
+PROG=${PROG:-$(basename -- "$0")}
+
+msg() { printf '%s: %s\n' "$PROG" "$*" >&2; }
+die() { printf '%s: error: %s\n' "$PROG" "$*" >&2; exit 1; }
+step() { printf '==> %s\n' "$*" >&2; }
+
+# The version that `series` pins, e.g. 6.1.192.
+series_base_version() {
+	sed -n 's/^# Base: Linux \([0-9][0-9.]*\).*/\1/p' "$TOP/series" | head -n 1
+}
+
+# VERSION.PATCHLEVEL.SUBLEVEL of the kernel source in $1.
+source_version() {
+	awk -F' = ' '/^VERSION =/ { v = $2 } /^PATCHLEVEL =/ { p = $2 }
+		/^SUBLEVEL =/ { s = $2; print v "." p "." s; exit }' "$1/Makefile"
+}
+
+# The patch files named by `series`, in order, as paths relative to $TOP.
+series_patches() {
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$TOP/series"
+}
+
+ncpus() { getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1; }
