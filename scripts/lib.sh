@@ -29,4 +29,15 @@ series_patches() {
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$TOP/series"
 }
 
+# Hash of everything the series consists of: its order and each patch's text.
+series_hash() {
+	{
+		cat "$TOP/series"
+		series_patches | while IFS= read -r p; do
+			[ -f "$TOP/$p" ] || die "series names $p, which does not exist"
+			cat "$TOP/$p"
+		done
+	} | git hash-object --stdin
+}
+
 ncpus() { getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1; }
