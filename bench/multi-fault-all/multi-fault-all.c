@@ -1,0 +1,710 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * multi-fault-all: page-fault scalability benchmark.
+ *
+ * A rewrite of KAMEZAWA Hiroyuki's 2010 multi-fault-all.c test. N threads,
+ * each pinned to its own CPU, fault on their own slot of one anonymous
+ * private mapping. Each round every thread writes one byte to every page of
+ * its slot, then the pages are dropped with MADV_DONTNEED so the next round
+ * faults them again. The fault path is exercised concurrently from many
+ * CPUs on one mm, which is what serialises on mmap_lock.
+ *
+ * Optional modes: every thread zaps its own slot instead of one thread
+ * zapping all (--madvise=each), one VMA per thread (--vma-per-thread), THP
+ * allowed (--thp), and an extra thread taking mmap_lock for write in a loop
+ * (--writer).
+ *
+ * Output: one line in words, then one "RESULT key=value ..." line.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+#define PROG			"multi-fault-all"
+
+/* A PMD maps 2 MiB on x86-64: one PTE page table covers that much. */
+#define PMD_BYTES		(2UL << 20)
+/* The seed's slot stride: keeps threads off each other's page tables. */
+#define MIN_SLOT_STRIDE		(8UL << 20)
+#define DEFAULT_FAULT_LENGTH	(2UL << 20)
+#define MAX_FAULT_LENGTH	(1UL << 30)
+#define DEFAULT_SECONDS		60.0
+#define MAX_SECONDS		1e6
+#define MAX_THREADS		1024
+/* The writer's region, in pages, and its PROT_NONE guard on each side. */
+#define WRITER_PAGES		4
+#define WRITER_GUARD_PAGES	1
+
+enum madvise_mode { MADVISE_SERIAL, MADVISE_EACH };
+
+struct config {
+	unsigned int nthreads;		/* fault threads */
+	size_t fault_length;		/* bytes each thread faults per round */
+	double seconds;			/* how long to run */
+	enum madvise_mode madvise;
+	bool vma_per_thread;
+	bool thp;
+	bool writer;
+	bool oversubscribe;
+};
+
+/* One fault thread. Aligned so results written at the end share no line. */
+struct worker {
+	pthread_t tid;
+	struct bench *bench;
+	unsigned int idx;
+	int cpu;			/* CPU it is pinned to */
+	char *slot;			/* start of its fault_length bytes */
+	uint64_t faults;		/* minor + major faults while measuring */
+} __attribute__((aligned(64)));
+
+struct writer {
+	pthread_t tid;
+	struct bench *bench;
+	char *region;			/* hole inside its PROT_NONE reservation */
+	size_t length;
+	uint64_t ops;			/* mmap+mprotect+munmap cycles */
+	double seconds;			/* how long it ran */
+};
+
+struct bench {
+	struct config cfg;
+	size_t page_size;
+	size_t slot_stride;
+	struct worker *workers;
+	struct writer writer;
+	pthread_barrier_t start;	/* fault threads and the writer */
+	pthread_barrier_t round;	/* fault threads only */
+	/* Written by thread 0 before a round barrier, read after it. */
+	bool stop;
+	/*
+	 * The writer runs until told; a mutex rather than an atomic so that
+	 * helgrind and drd can see the ordering.
+	 */
+	pthread_mutex_t writer_lock;
+	bool writer_stop;
+	/* Written by thread 0, read by main after pthread_join(). */
+	uint64_t rounds;
+	double elapsed;
+};
+
+/* Argument errors: one line naming the problem, exit status 2. */
+static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (try '" PROG " --help')\n");
+	exit(2);
+}
+
+/* System call failures: perror-style, exit status 1. */
+static void __attribute__((noreturn)) die_errno(const char *what)
+{
+	fprintf(stderr, PROG ": %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* pthread calls return their error instead of setting errno. */
+static void check_pthread(int err, const char *what)
+{
+	if (err) {
+		errno = err;
+		die_errno(what);
+	}
+}
+
+static void usage(void)
+{
+	printf("Usage: " PROG " [options] [THREADS]\n"
+	       "\n"
+	       "Page-fault scalability benchmark. THREADS fault threads (default: one per CPU\n"
+	       "this process may run on), the i-th pinned to the i-th allowed CPU, each own a\n"
+	       "slot of an anonymous private mapping (slots 8 MiB apart, 2 MiB aligned, so no\n"
+	       "two share a page table). Each round every thread writes one byte to every\n"
+	       "page of its slot, then the pages are dropped with MADV_DONTNEED so the next\n"
+	       "round faults them again. Faults are counted with getrusage(RUSAGE_THREAD).\n"
+	       "\n"
+	       "Options:\n"
+	       "  --seconds=S         run for S seconds, fractions allowed (default: 60)\n"
+	       "  --fault-length=N    bytes each thread faults per round, a multiple of the page\n"
+	       "                      size, K/M/G suffixes allowed (default: 2M); slots grow to fit\n"
+	       "  --madvise=serial    thread 0 (on the first CPU) zaps every slot (default, as in\n"
+	       "                      the 2010 test)\n"
+	       "  --madvise=each      every thread zaps its own slot\n"
+	       "  --same-vma          all slots in one VMA (default)\n"
+	       "  --vma-per-thread    one mapping per thread, with unmapped gaps between them\n"
+	       "  --thp               allow transparent huge pages (MADV_HUGEPAGE); by default\n"
+	       "                      MADV_NOHUGEPAGE keeps every fault a 4 KiB one\n"
+	       "  --writer            add one unpinned thread looping mmap/mprotect/munmap of a\n"
+	       "                      small region away from the slots, to take mmap_lock for\n"
+	       "                      write; reports ops/s (one op = one mmap+mprotect+munmap)\n"
+	       "  --oversubscribe     allow more THREADS than CPUs, pinned round-robin\n"
+	       "  -h, --help          show this help and exit\n"
+	       "\n"
+	       "Output: one line in words, then one line 'RESULT key=value ...' with threads,\n"
+	       "madvise, vma, thp, writer, seconds, rounds, pages_touched, faults,\n"
+	       "faults_per_sec, per_thread_faults_per_sec, writer_ops, writer_ops_per_sec,\n"
+	       "fault_length and oversubscribe.\n"
+	       "Exit status: 0 on success, 1 when a system call fails, 2 on bad arguments.\n");
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static size_t round_up(size_t x, size_t align)
+{
+	return (x + align - 1) / align * align;
+}
+
+static unsigned int parse_threads(const char *s)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno || n == 0)
+		usage_error("invalid thread count '%s': must be a positive integer", s);
+	if (n > MAX_THREADS)
+		usage_error("thread count %s is too large (at most %d)", s, MAX_THREADS);
+	return n;
+}
+
+static double parse_seconds(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(v) || v <= 0)
+		usage_error("invalid --seconds '%s': must be a positive number", s);
+	if (v > MAX_SECONDS)
+		usage_error("--seconds '%s' is too large (at most %.0f)", s, MAX_SECONDS);
+	return v;
+}
+
+/* BYTES with an optional K, M or G suffix (powers of 1024). */
+static size_t parse_fault_length(const char *s, size_t page_size)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*s < '0' || *s > '9' || end == s || errno)
+		usage_error("invalid --fault-length '%s': must be a positive number of bytes", s);
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	if (*end)
+		usage_error("invalid --fault-length '%s': must be bytes with an optional K, M or G suffix",
+			    s);
+	if (v > MAX_FAULT_LENGTH >> shift)
+		usage_error("--fault-length '%s' is too large (at most %luM)", s,
+			    MAX_FAULT_LENGTH >> 20);
+	v <<= shift;
+	if (v == 0 || v % page_size)
+		usage_error("invalid --fault-length '%s': must be a positive multiple of the page size (%zu)",
+			    s, page_size);
+	return v;
+}
+
+static enum madvise_mode parse_madvise(const char *s)
+{
+	if (!strcmp(s, "serial"))
+		return MADVISE_SERIAL;
+	if (!strcmp(s, "each"))
+		return MADVISE_EACH;
+	usage_error("invalid --madvise '%s': must be 'serial' or 'each'", s);
+}
+
+enum {
+	OPT_SECONDS = 256, OPT_FAULT_LENGTH, OPT_MADVISE, OPT_SAME_VMA,
+	OPT_VMA_PER_THREAD, OPT_THP, OPT_WRITER, OPT_OVERSUBSCRIBE,
+};
+
+static const struct option long_options[] = {
+	{ "seconds",		required_argument,	NULL, OPT_SECONDS },
+	{ "fault-length",	required_argument,	NULL, OPT_FAULT_LENGTH },
+	{ "madvise",		required_argument,	NULL, OPT_MADVISE },
+	{ "same-vma",		no_argument,		NULL, OPT_SAME_VMA },
+	{ "vma-per-thread",	no_argument,		NULL, OPT_VMA_PER_THREAD },
+	{ "thp",		no_argument,		NULL, OPT_THP },
+	{ "writer",		no_argument,		NULL, OPT_WRITER },
+	{ "oversubscribe",	no_argument,		NULL, OPT_OVERSUBSCRIBE },
+	{ "help",		no_argument,		NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* getopt's own messages are off: say which argument was wrong, once. */
+static void __attribute__((noreturn)) bad_option(int c, char **argv)
+{
+	const char *arg = argv[optind - 1];
+
+	if (c == ':')
+		usage_error("option '%s' needs a value", arg);
+	if (!strncmp(arg, "--", 2)) {
+		/* getopt sets optopt when a known long option got a value. */
+		if (optopt)
+			usage_error("option '%s' takes no value", arg);
+		usage_error("unknown option '%s'", arg);
+	}
+	if (optopt >= '0' && optopt <= '9')
+		usage_error("invalid option '-%c': THREADS must be a positive integer", optopt);
+	usage_error("unknown option '-%c'", optopt);
+}
+
+static void parse_args(int argc, char **argv, struct config *cfg, size_t page_size)
+{
+	bool same_vma = false;
+	int c;
+
+	*cfg = (struct config) {
+		.fault_length = DEFAULT_FAULT_LENGTH,
+		.seconds = DEFAULT_SECONDS,
+		.madvise = MADVISE_SERIAL,
+	};
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_SECONDS:
+			cfg->seconds = parse_seconds(optarg);
+			break;
+		case OPT_FAULT_LENGTH:
+			cfg->fault_length = parse_fault_length(optarg, page_size);
+			break;
+		case OPT_MADVISE:
+			cfg->madvise = parse_madvise(optarg);
+			break;
+		case OPT_SAME_VMA:
+			same_vma = true;
+			break;
+		case OPT_VMA_PER_THREAD:
+			cfg->vma_per_thread = true;
+			break;
+		case OPT_THP:
+			cfg->thp = true;
+			break;
+		case OPT_WRITER:
+			cfg->writer = true;
+			break;
+		case OPT_OVERSUBSCRIBE:
+			cfg->oversubscribe = true;
+			break;
+		case 'h':
+			usage();
+			exit(0);
+		default:
+			bad_option(c, argv);
+		}
+	}
+	if (same_vma && cfg->vma_per_thread)
+		usage_error("--same-vma and --vma-per-thread conflict: give one");
+	if (argc - optind > 1)
+		usage_error("unexpected extra argument '%s': only THREADS is positional",
+			    argv[optind + 1]);
+	if (argc - optind == 1)
+		cfg->nthreads = parse_threads(argv[optind]);
+}
+
+/* The CPUs we may run on, in order; returns how many. */
+static unsigned int allowed_cpus(int *cpus)
+{
+	cpu_set_t set;
+	unsigned int n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		die_errno("sched_getaffinity");
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			cpus[n++] = cpu;
+	return n;
+}
+
+/*
+ * Default THREADS to one per allowed CPU and refuse more unless asked, then
+ * give the i-th thread the i-th allowed CPU (round-robin when oversubscribed).
+ */
+static void assign_cpus(struct bench *b)
+{
+	static int cpus[CPU_SETSIZE];
+	struct config *cfg = &b->cfg;
+	unsigned int ncpus = allowed_cpus(cpus);
+
+	if (!cfg->nthreads)
+		cfg->nthreads = ncpus < MAX_THREADS ? ncpus : MAX_THREADS;
+	if (cfg->nthreads > ncpus && !cfg->oversubscribe)
+		usage_error("%u threads but only %u CPUs available; --oversubscribe allows more threads than CPUs",
+			    cfg->nthreads, ncpus);
+	b->workers = calloc(cfg->nthreads, sizeof(*b->workers));
+	if (!b->workers)
+		die_errno("calloc");
+	for (unsigned int i = 0; i < cfg->nthreads; i++)
+		b->workers[i].cpu = cpus[i % ncpus];
+}
+
+static void set_thp(char *addr, size_t len, bool thp)
+{
+	if (!madvise(addr, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
+		return;
+	/* A kernel without THP has no huge pages to refuse. */
+	if (!thp && errno == EINVAL)
+		return;
+	die_errno(thp ? "madvise(MADV_HUGEPAGE)" : "madvise(MADV_NOHUGEPAGE)");
+}
+
+static void map_fixed_rw(char *addr, size_t len)
+{
+	if (mmap(addr, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+		die_errno("mmap");
+}
+
+static void unmap(char *addr, size_t len)
+{
+	if (len && munmap(addr, len))
+		die_errno("munmap");
+}
+
+/*
+ * Reserve the address range first (PROT_NONE, nothing committed) so the
+ * slots can be 2 MiB aligned, then map the slots over it with MAP_FIXED.
+ * What is left of the reservation at either end stays as a PROT_NONE guard:
+ * no later mapping can sit next to a slot and merge with it. Per-thread
+ * mappings keep unmapped gaps between them so the kernel cannot merge them
+ * into one VMA.
+ */
+static void map_slots(struct bench *b)
+{
+	struct config *cfg = &b->cfg;
+	size_t span = round_up(cfg->fault_length, PMD_BYTES);
+	size_t total = b->slot_stride * cfg->nthreads;
+	size_t mapped = cfg->vma_per_thread ? span : total;
+	char *raw, *base;
+
+	raw = mmap(NULL, total + 2 * PMD_BYTES, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (raw == MAP_FAILED)
+		die_errno("mmap");
+	/* At least a page of guard below, and more than that above. */
+	base = (char *)round_up((uintptr_t)raw + b->page_size, PMD_BYTES);
+
+	for (unsigned int i = 0; i < cfg->nthreads; i++)
+		b->workers[i].slot = base + i * b->slot_stride;
+	for (unsigned int i = 0; i < (cfg->vma_per_thread ? cfg->nthreads : 1); i++) {
+		char *start = base + i * b->slot_stride;
+
+		map_fixed_rw(start, mapped);
+		set_thp(start, mapped, cfg->thp);
+		if (cfg->vma_per_thread)
+			unmap(start + span, b->slot_stride - span);
+	}
+}
+
+/*
+ * The writer's region sits in a hole of its own PROT_NONE reservation, so
+ * what it maps is never adjacent to, or merged with, anything else. It is
+ * reserved before the slots so it cannot land in a gap between them.
+ */
+static void reserve_writer(struct bench *b)
+{
+	struct writer *w = &b->writer;
+	size_t guard = WRITER_GUARD_PAGES * b->page_size;
+	char *raw;
+
+	w->length = WRITER_PAGES * b->page_size;
+	raw = mmap(NULL, w->length + 2 * guard, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (raw == MAP_FAILED)
+		die_errno("mmap");
+	w->region = raw + guard;
+	unmap(w->region, w->length);
+}
+
+static void setup(struct bench *b)
+{
+	struct config *cfg = &b->cfg;
+	size_t span = round_up(cfg->fault_length, PMD_BYTES);
+
+	assign_cpus(b);
+	/* The seed's 8 MiB, or the slot plus a 2 MiB gap when that is more. */
+	b->slot_stride = span + PMD_BYTES > MIN_SLOT_STRIDE ? span + PMD_BYTES : MIN_SLOT_STRIDE;
+	if (cfg->writer)
+		reserve_writer(b);
+	/* Main joins the start barrier: it maps the slots while threads wait. */
+	check_pthread(pthread_barrier_init(&b->start, NULL, cfg->nthreads + cfg->writer + 1),
+		      "pthread_barrier_init");
+	check_pthread(pthread_barrier_init(&b->round, NULL, cfg->nthreads),
+		      "pthread_barrier_init");
+	check_pthread(pthread_mutex_init(&b->writer_lock, NULL), "pthread_mutex_init");
+}
+
+/* The hot loop: exactly one store per page, which the compiler must keep. */
+static void touch_pages(char *start, size_t len, size_t page_size)
+{
+	volatile char *p = start;
+
+	for (size_t off = 0; off < len; off += page_size)
+		p[off] = 1;
+}
+
+static void zap(char *addr, size_t len)
+{
+	if (madvise(addr, len, MADV_DONTNEED))
+		die_errno("madvise(MADV_DONTNEED)");
+}
+
+/* Serial: thread 0 zaps all slots, as the seed did. Each: own slot only. */
+static void zap_slots(struct worker *w)
+{
+	struct bench *b = w->bench;
+	size_t len = b->cfg.fault_length;
+
+	if (b->cfg.madvise == MADVISE_EACH) {
+		zap(w->slot, len);
+		return;
+	}
+	if (w->idx != 0)
+		return;
+	for (unsigned int i = 0; i < b->cfg.nthreads; i++)
+		zap(b->workers[i].slot, len);
+}
+
+static uint64_t thread_faults(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		die_errno("getrusage");
+	return ru.ru_minflt + ru.ru_majflt;
+}
+
+static void barrier(pthread_barrier_t *bar)
+{
+	int err = pthread_barrier_wait(bar);
+
+	if (err && err != PTHREAD_BARRIER_SERIAL_THREAD)
+		check_pthread(err, "pthread_barrier_wait");
+}
+
+/*
+ * Rounds run until thread 0 sees the time is up. It decides before the
+ * round's first barrier and everyone reads the decision after it, so all
+ * threads agree on the last round and none is left waiting at a barrier.
+ * Thread 0 writes the flag again only after the round's second barrier,
+ * which everyone reaches after reading it: no data race.
+ * That barrier also keeps the previous round's MADV_DONTNEED from racing
+ * with this round's stores.
+ */
+static void *fault_thread(void *arg)
+{
+	struct worker *w = arg;
+	struct bench *b = w->bench;
+	size_t len = b->cfg.fault_length;
+	uint64_t faults, rounds = 0;
+	double start;
+
+	barrier(&b->start);
+	faults = thread_faults();
+	start = now();
+	for (;;) {
+		if (w->idx == 0)
+			b->stop = now() - start >= b->cfg.seconds;
+		barrier(&b->round);
+		if (b->stop)
+			break;
+		touch_pages(w->slot, len, b->page_size);
+		barrier(&b->round);
+		zap_slots(w);
+		rounds++;
+	}
+	w->faults = thread_faults() - faults;
+	if (w->idx == 0) {
+		b->elapsed = now() - start;
+		b->rounds = rounds;
+	}
+	return NULL;
+}
+
+static bool writer_should_stop(struct bench *b)
+{
+	bool stop;
+
+	pthread_mutex_lock(&b->writer_lock);
+	stop = b->writer_stop;
+	pthread_mutex_unlock(&b->writer_lock);
+	return stop;
+}
+
+/*
+ * mmap, mprotect and munmap each take mmap_lock for write. MAP_FIXED_NOREPLACE
+ * refuses, rather than clobbers, should anything else have taken the hole.
+ */
+static void writer_cycle(struct writer *w)
+{
+	char *p = mmap(w->region, w->length, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		die_errno("writer: mmap");
+	if (p != w->region) {
+		errno = EEXIST;
+		die_errno("writer: mmap");
+	}
+	if (mprotect(p, w->length, PROT_READ))
+		die_errno("writer: mprotect");
+	unmap(p, w->length);
+}
+
+static void *writer_thread(void *arg)
+{
+	struct writer *w = arg;
+	struct bench *b = w->bench;
+	double start;
+
+	barrier(&b->start);
+	start = now();
+	while (!writer_should_stop(b)) {
+		writer_cycle(w);
+		w->ops++;
+	}
+	w->seconds = now() - start;
+	return NULL;
+}
+
+static void start_fault_thread(struct worker *w)
+{
+	pthread_attr_t attr;
+	cpu_set_t cpu;
+
+	CPU_ZERO(&cpu);
+	CPU_SET(w->cpu, &cpu);
+	check_pthread(pthread_attr_init(&attr), "pthread_attr_init");
+	/* Pinned from the start: no first fault on the wrong CPU. */
+	check_pthread(pthread_attr_setaffinity_np(&attr, sizeof(cpu), &cpu),
+		      "pthread_attr_setaffinity_np");
+	check_pthread(pthread_create(&w->tid, &attr, fault_thread, w), "pthread_create");
+	pthread_attr_destroy(&attr);
+}
+
+static void start_threads(struct bench *b)
+{
+	struct config *cfg = &b->cfg;
+
+	for (unsigned int i = 0; i < cfg->nthreads; i++) {
+		b->workers[i].bench = b;
+		b->workers[i].idx = i;
+		start_fault_thread(&b->workers[i]);
+	}
+	if (cfg->writer) {
+		b->writer.bench = b;
+		check_pthread(pthread_create(&b->writer.tid, NULL, writer_thread, &b->writer),
+			      "pthread_create");
+	}
+}
+
+/* The fault threads stop by themselves; the writer when they are done. */
+static void join_threads(struct bench *b)
+{
+	struct config *cfg = &b->cfg;
+
+	for (unsigned int i = 0; i < cfg->nthreads; i++)
+		check_pthread(pthread_join(b->workers[i].tid, NULL), "pthread_join");
+	if (cfg->writer) {
+		pthread_mutex_lock(&b->writer_lock);
+		b->writer_stop = true;
+		pthread_mutex_unlock(&b->writer_lock);
+		check_pthread(pthread_join(b->writer.tid, NULL), "pthread_join");
+	}
+}
+
+static void run(struct bench *b)
+{
+	start_threads(b);
+	/* Mapped after the thread stacks exist, so that none lands in a gap. */
+	map_slots(b);
+	barrier(&b->start);
+	join_threads(b);
+}
+
+static void report(const struct bench *b)
+{
+	const struct config *cfg = &b->cfg;
+	uint64_t pages = cfg->fault_length / b->page_size;
+	uint64_t touched = b->rounds * pages * cfg->nthreads;
+	uint64_t faults = 0;
+	double fps, wps;
+	const char *madv = cfg->madvise == MADVISE_EACH ? "each" : "serial";
+
+	for (unsigned int i = 0; i < cfg->nthreads; i++)
+		faults += b->workers[i].faults;
+	fps = b->elapsed > 0 ? faults / b->elapsed : 0;
+	wps = b->writer.seconds > 0 ? b->writer.ops / b->writer.seconds : 0;
+
+	printf("%u thread%s, madvise=%s, %s, THP %s, %s: %llu rounds in %.3f s, "
+	       "%llu pages touched, %llu faults, %.1f faults/s (%.1f per thread)",
+	       cfg->nthreads, cfg->nthreads == 1 ? "" : "s", madv,
+	       cfg->vma_per_thread ? "one VMA per thread" : "one VMA",
+	       cfg->thp ? "allowed" : "off", cfg->writer ? "with writer" : "no writer",
+	       (unsigned long long)b->rounds, b->elapsed, (unsigned long long)touched,
+	       (unsigned long long)faults, fps, fps / cfg->nthreads);
+	if (cfg->writer)
+		printf(", writer %llu ops, %.1f ops/s", (unsigned long long)b->writer.ops, wps);
+	printf("\n");
+
+	printf("RESULT threads=%u madvise=%s vma=%s thp=%s writer=%d seconds=%.3f rounds=%llu "
+	       "pages_touched=%llu faults=%llu faults_per_sec=%.1f per_thread_faults_per_sec=%.1f "
+	       "writer_ops=%llu writer_ops_per_sec=%.1f fault_length=%zu oversubscribe=%d\n",
+	       cfg->nthreads, madv, cfg->vma_per_thread ? "per-thread" : "same",
+	       cfg->thp ? "on" : "off", cfg->writer, b->elapsed,
+	       (unsigned long long)b->rounds, (unsigned long long)touched,
+	       (unsigned long long)faults, fps, fps / cfg->nthreads,
+	       (unsigned long long)b->writer.ops, wps, cfg->fault_length, cfg->oversubscribe);
+}
+
+int main(int argc, char **argv)
+{
+	static struct bench b;
+	long page_size = sysconf(_SC_PAGESIZE);
+
+	if (page_size <= 0)
+		die_errno("sysconf(_SC_PAGESIZE)");
+	b.page_size = page_size;
+	parse_args(argc, argv, &b.cfg, b.page_size);
+	setup(&b);
+	run(&b);
+	report(&b);
+	if (fflush(stdout) == EOF)
+		die_errno("stdout");
+	return 0;
+}

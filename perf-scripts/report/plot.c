@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Write FILE.dat and FILE.gp next to FILE.png and run gnuplot on them.
+ * gnuplot runs in that directory and the script names its files without
+ * a path, so the three files can be moved together and redrawn by hand.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "plot.h"
+#include "stats.h"
+#include "util.h"
+
+static void plot_error(const char *fmt, const char *arg)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", prog);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+}
+
+/* gnuplot single-quoted strings escape a quote by doubling it. */
+static void put_quoted(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', f);
+		fputc(*s, f);
+	}
+	fputc('\'', f);
+}
+
+/* "+17.37% *" over a bar: the change, starred when significant. */
+static void put_change(FILE *f, const struct report *r, size_t ki,
+		       const char *variant)
+{
+	double pct;
+	int sig;
+
+	pct = ki ? report_faults_change(r, ki, variant, &sig) : NAN;
+	if (isnan(pct) || isinf(pct))
+		fputs(" \"\"", f);
+	else
+		fprintf(f, " \"%+.2f%%%s\"", pct, sig ? " *" : "");
+}
+
+/*
+ * One line per variant: its name, then per kernel the Hmean, Min, Max
+ * and the label with the change against the baseline.
+ */
+static void write_data(const struct report *r, FILE *f)
+{
+	const struct samples *s;
+	const struct variant *v;
+	size_t i, j;
+
+	fputs("# variant", f);
+	for (j = 0; j < r->nk; j++)
+		fprintf(f, "  %s:hmean,min,max,change", r->k[j].name);
+	fputc('\n', f);
+	for (i = 0; i < r->nvariants; i++) {
+		fprintf(f, "\"%s\"", r->variants[i]);
+		for (j = 0; j < r->nk; j++) {
+			v = kernel_variant(&r->k[j], r->variants[i]);
+			s = v ? &v->faults : NULL;
+			if (!s || !s->n)
+				fputs("  NaN NaN NaN", f);
+			else
+				fprintf(f, "  %.2f %.2f %.2f",
+					stats_hmean(s->v, s->n),
+					stats_min(s->v, s->n),
+					stats_max(s->v, s->n));
+			put_change(f, r, j, r->variants[i]);
+		}
+		fputc('\n', f);
+	}
+}
+
+static void write_settings(const struct report *r, FILE *f, const char *png)
+{
+	fputs("# Written by compare-kernels; redraw with: gnuplot <this file>\n"
+	      "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+	      "\tset terminal pngcairo size 1000,560 noenhanced font \",10\"\n"
+	      "} else {\n"
+	      "\tset terminal png size 1000,560 noenhanced\n"
+	      "}\n", f);
+	fputs("set output ", f);
+	put_quoted(f, png);
+	fprintf(f, "\nset title \"multi-fault-all: faults/s, harmonic mean of the runs, error bars min..max\\n"
+		"labels: change against the baseline (first bar), * significant (Welch's t-test, p < 0.05)\"\n"
+		"set ylabel 'faults/s (higher is better)'\n"
+		"set style data histogram\n"
+		"set style histogram errorbars gap 2 lw 1\n"
+		"set style fill solid 0.75 border -1\n"
+		"set boxwidth 0.9 relative\n"
+		"set xrange [-0.5:%zu.5]\n"
+		"set yrange [0:*]\n"
+		"set grid ytics\n"
+		"set key outside right top\n"
+		"set datafile missing 'NaN'\n"
+		"# Centre of bar j (from 0) of cluster i: how histograms place them.\n"
+		"nk = %zu\n"
+		"bar_x(i, j) = i + (j - (nk - 1) / 2.0) / (nk + 2)\n",
+		r->nvariants - 1, r->nk);
+}
+
+/* A bar per kernel, then a label over every bar but the baseline's. */
+static void write_script(const struct report *r, FILE *f, const char *dat,
+			 const char *png)
+{
+	size_t j, col;
+
+	write_settings(r, f, png);
+	fputs("plot ", f);
+	put_quoted(f, dat);
+	fputs(" using 2:3:4:xtic(1) title ", f);
+	put_quoted(f, r->k[0].name);
+	for (j = 1; j < r->nk; j++) {
+		col = 2 + 4 * j;
+		fprintf(f, ", \\\n     '' using %zu:%zu:%zu title ", col,
+			col + 1, col + 2);
+		put_quoted(f, r->k[j].name);
+	}
+	for (j = 1; j < r->nk; j++) {
+		col = 2 + 4 * j;
+		fprintf(f, ", \\\n     '' using (bar_x($0, %zu)):%zu:%zu with labels offset 0,0.8 notitle",
+			j, col + 2, col + 3);
+	}
+	fputc('\n', f);
+}
+
+static FILE *create(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		plot_error("cannot write %s", path);
+	return f;
+}
+
+static int finish(FILE *f, const char *path)
+{
+	if (!fclose(f))
+		return 0;
+	plot_error("cannot write %s", path);
+	return -1;
+}
+
+/* FILE.dat and FILE.gp; 0 on success. */
+static int write_files(const struct report *r, const char *dat,
+		       const char *gp, const char *png)
+{
+	char *dat_name = base_name(dat), *png_name = base_name(png);
+	FILE *f;
+	int ret = -1;
+
+	f = create(dat);
+	if (!f)
+		goto out;
+	write_data(r, f);
+	if (finish(f, dat))
+		goto out;
+	f = create(gp);
+	if (!f)
+		goto out;
+	write_script(r, f, dat_name, png_name);
+	ret = finish(f, gp);
+out:
+	free(dat_name);
+	free(png_name);
+	return ret;
+}
+
+static int in_path(const char *cmd)
+{
+	char *path = xstrdup(getenv("PATH") ?: "/usr/bin:/bin"), *dir, *save;
+	char *exe;
+	int found = 0;
+
+	for (dir = strtok_r(path, ":", &save); dir && !found;
+	     dir = strtok_r(NULL, ":", &save)) {
+		exe = path_join(*dir ? dir : ".", cmd);
+		found = !access(exe, X_OK);
+		free(exe);
+	}
+	free(path);
+	return found;
+}
+
+/* gnuplot's own messages go to stderr as they are; 0 if it succeeded. */
+static int run_gnuplot(const char *dir, const char *script)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (chdir(dir))
+			_exit(127);
+		execlp("gnuplot", "gnuplot", script, (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+}
+
+static int nonempty(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode) && st.st_size > 0;
+}
+
+/* "out/x.png" -> "out/x"; anything without .png keeps its name. */
+static char *stem(const char *png)
+{
+	size_t len = strlen(png);
+
+	if (len > 4 && !strcmp(png + len - 4, ".png"))
+		return xstrndup(png, len - 4);
+	return xstrdup(png);
+}
+
+int plot_write(const struct report *r, const char *png)
+{
+	char *base = stem(png), *dir = parent_dir(png);
+	char *gp = xasprintf("%s.gp", base), *dat = xasprintf("%s.dat", base);
+	char *gp_name = base_name(gp);
+	int ret = EXIT_PLOT;
+
+	if (write_files(r, dat, gp, png))
+		goto out;
+	if (!in_path("gnuplot")) {
+		plot_error("gnuplot not found, no plot (install gnuplot-nox; the script is %s)",
+			   gp);
+		goto out;
+	}
+	unlink(png);
+	if (run_gnuplot(dir, gp_name) || !nonempty(png)) {
+		plot_error("gnuplot failed to draw %s", png);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(base);
+	free(dir);
+	free(gp);
+	free(dat);
+	free(gp_name);
+	return ret;
+}

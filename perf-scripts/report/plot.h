@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The bar chart of the faults/s Hmean per variant and kernel, drawn by
+ * gnuplot from a script and a data file written next to the PNG.
+ */
+#ifndef REPORT_PLOT_H
+#define REPORT_PLOT_H
+
+#include "report.h"
+
+/* Returns 0, or EXIT_PLOT after saying on stderr why there is no PNG. */
+int plot_write(const struct report *r, const char *png);
+
+#endif
