@@ -2,11 +2,12 @@
 # Kernels build one at a time (each uses every core): this file is serial.
 .NOTPARALLEL:
 .SUFFIXES:
-.PHONY: run test tree export check-patches kernels bench clean distclean \
-	deps-build deps-run deps-test deps-mainline
+.PHONY: run test soak tree export check-patches check-bisect kernels bench \
+	tests-build clean distclean deps-build deps-run deps-test
 
 # Kernels `make run` compares; MAINLINE=1 adds Debian's 6.12 (per-VMA locks).
 RUN_KERNELS ?= base spf $(if $(filter 1,$(MAINLINE)),mainline)
+# Kernels the tests boot.
 TEST_KERNELS ?= base spf spf-debug
 
 deps-build:
@@ -25,6 +26,10 @@ export:
 check-patches: tree
 	@scripts/check-patches
 
+# Every prefix of the series compiles with the option on and off (long).
+check-bisect: tree
+	@scripts/check-bisect
+
 kernel-%: tree
 	@scripts/build-kernel $*
 
@@ -33,15 +38,24 @@ kernels: $(addprefix kernel-,$(TEST_KERNELS))
 bench:
 	@$(MAKE) -s -C bench/multi-fault-all
 
+tests-build: tree
+	@scripts/build-tests
+
 run: deps-run tree $(addprefix kernel-,$(RUN_KERNELS)) bench
+	@$(MAKE) -s -C perf-scripts/report
 	@scripts/compare-kernels $(RUN_KERNELS)
 
-test: deps-test tree $(addprefix kernel-,$(TEST_KERNELS)) bench
+test: deps-test tree kernels tests-build
 	@tests/run
 
+# The stressors and race tests for a chosen time (SOAK_MINUTES, default 30).
+soak: deps-test tree kernel-spf-debug tests-build
+	@tests/soak
+
 clean:
-	rm -rf build/kernels build/qemu
+	rm -rf build/kernels build/qemu build/tests
 	@$(MAKE) -s -C bench/multi-fault-all clean
+	@$(MAKE) -s -C perf-scripts/report clean
 
 distclean:
 	rm -rf build

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The speculative page fault counters, and vm.speculative_page_fault.
+ *
+ * Two threads each write every page of their own 2 MiB (one big
+ * MADV_NOHUGEPAGE anonymous mapping, 2 MiB-aligned, so each has its own
+ * page table and its own PTE lock), then empty it with MADV_DONTNEED, and
+ * again: the multi-fault-all benchmark's loop. Checks:
+ *
+ *  - with vm.speculative_page_fault=1, spf_success grows by at least 80%
+ *    of the faults the process took (getrusage() ru_minflt) in the rounds
+ *    after the first. The first round cannot be speculative: the mapping
+ *    has no anon_vma yet (creating one needs mmap_lock) and no page
+ *    tables (speculation never allocates one); MADV_DONTNEED keeps both,
+ *    so the later rounds fault on empty PTEs of existing page tables, the
+ *    case speculation is for;
+ *  - with vm.speculative_page_fault=0, the same loop leaves spf_attempt
+ *    where it was: every fault takes the classic path;
+ *  - the faults are counted either way (ru_minflt grows by about one per
+ *    page written).
+ * The sysctl's old value is restored at the end, even on failure. Needs
+ * root and a kernel with speculative page faults (SKIP otherwise).
+ */
+#include "spf_common.h"
+
+#define SYSCTL "/proc/sys/vm/speculative_page_fault"
+#define NTHREADS 2
+#define CHUNK_PAGES 512
+
+struct ctx {
+	char *base;
+	int rounds;		/* to do, set while the threads wait */
+	atomic_int stop;
+	pthread_barrier_t start, done;
+	struct failbox *fb;
+};
+
+struct targ {
+	struct ctx *c;
+	int id;
+};
+
+static void *worker(void *arg)
+{
+	struct targ *a = arg;
+	struct ctx *c = a->c;
+	char *mine = c->base + a->id * CHUNK_PAGES * PS;
+
+	for (;;) {
+		pthread_barrier_wait(&c->start);
+		if (atomic_load(&c->stop))
+			break;
+		for (int r = 0; r < c->rounds; r++) {
+			for (long p = 0; p < CHUNK_PAGES; p++)
+				*(volatile char *)(mine + p * PS) = 1;
+			if (madvise(mine, CHUNK_PAGES * PS, MADV_DONTNEED))
+				fail(c->fb, "thread %d: MADV_DONTNEED: %s",
+				     a->id, strerror(errno));
+		}
+		pthread_barrier_wait(&c->done);
+	}
+	return NULL;
+}
+
+/* Run the loop for n rounds; the faults the process took meanwhile. */
+static long run_rounds(struct ctx *c, int n)
+{
+	struct rusage ru0, ru1;
+
+	getrusage(RUSAGE_SELF, &ru0);
+	c->rounds = n;
+	pthread_barrier_wait(&c->start);
+	pthread_barrier_wait(&c->done);
+	getrusage(RUSAGE_SELF, &ru1);
+	return ru1.ru_minflt - ru0.ru_minflt;
+}
+
+static int read_sysctl(void)
+{
+	char buf[16] = "";
+	int fd = open(SYSCTL, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atoi(buf) : -1;
+}
+
+static int write_sysctl(int v)
+{
+	char buf[16];
+	int fd = open(SYSCTL, O_WRONLY), n;
+	ssize_t w;
+
+	if (fd < 0)
+		return -1;
+	n = snprintf(buf, sizeof(buf), "%d\n", v);
+	w = write(fd, buf, n);
+	close(fd);
+	return w == n ? 0 : -1;
+}
+
+FIXTURE(counters) {
+	int old;		/* the sysctl's value before, -1 if unread */
+	char *map;
+	size_t map_len;
+};
+
+FIXTURE_SETUP(counters)
+{
+	self->old = -1;
+	if (access(SYSCTL, F_OK))
+		SKIP(return, "no %s: a kernel without speculative page faults",
+		     SYSCTL);
+	if (geteuid() != 0)
+		SKIP(return, "not root: cannot write %s", SYSCTL);
+	self->old = read_sysctl();
+	ASSERT_LE(0, self->old);
+	ASSERT_LE(0, vmstat("spf_success"));
+}
+
+FIXTURE_TEARDOWN(counters)
+{
+	if (self->old >= 0 && read_sysctl() != self->old &&
+	    write_sysctl(self->old))
+		TH_LOG("cannot restore %s to %d", SYSCTL, self->old);
+	if (self->map)
+		munmap(self->map, self->map_len);
+}
+
+TEST_F_TIMEOUT(counters, spf_success_and_sysctl, SPF_TIMEOUT)
+{
+	struct ctx c = { 0 };
+	struct targ args[NTHREADS];
+	struct team tm = { 0 };
+	double budget = test_seconds() / 3, t0;
+	long long succ0, succ1, att0, att1, att2, att3;
+	long faults, faults_off, rounds;
+	struct spf_stats st0, st1;
+	char deltas[1024];
+	int on;
+
+	if (self->old < 0)
+		return;		/* skipped in setup */
+	c.fb = failbox_new();
+	ASSERT_NE(NULL, c.fb);
+	self->map_len = (NTHREADS + 1) * CHUNK_PAGES * PS;
+	self->map = map_anon(NULL, self->map_len, 0);
+	ASSERT_NE(NULL, self->map);
+	/* 2 MiB-aligned: a page table per thread */
+	c.base = (char *)(((uintptr_t)self->map + PMD_SIZE_ - 1) &
+			  ~(PMD_SIZE_ - 1));
+	pthread_barrier_init(&c.start, NULL, NTHREADS + 1);
+	pthread_barrier_init(&c.done, NULL, NTHREADS + 1);
+	for (int i = 0; i < NTHREADS; i++)
+		args[i] = (struct targ){ .c = &c, .id = i };
+	ASSERT_EQ(0, write_sysctl(1));
+	ASSERT_EQ(1, read_sysctl());
+	ASSERT_EQ(0, team_start(&tm, NTHREADS, worker, args, sizeof(args[0])));
+
+	/* the first round: anon_vma and page tables, by the classic path */
+	t0 = now_s();
+	run_rounds(&c, 1);
+	/* as many rounds as fit in a third of the time, 3 at least */
+	rounds = (long)(budget / (now_s() - t0 + 1e-6));
+	rounds = rounds < 3 ? 3 : rounds > 200 ? 200 : rounds;
+
+	spf_stats(&st0);
+	succ0 = vmstat("spf_success");
+	att0 = vmstat("spf_attempt");
+	faults = run_rounds(&c, rounds);
+	succ1 = vmstat("spf_success");
+	att1 = vmstat("spf_attempt");
+	spf_stats(&st1);
+	spf_delta(&st0, &st1, deltas, sizeof(deltas));
+
+	ASSERT_EQ(0, write_sysctl(0));
+	on = read_sysctl();
+	att2 = vmstat("spf_attempt");
+	faults_off = run_rounds(&c, rounds);
+	att3 = vmstat("spf_attempt");
+
+	atomic_store(&c.stop, 1);
+	pthread_barrier_wait(&c.start);
+	team_join(&tm);
+
+	TH_LOG("%ld rounds of %d pages: sysctl 1: %ld faults, spf_attempt +%lld, spf_success +%lld (%.1f%%); sysctl 0: %ld faults, spf_attempt +%lld",
+	       rounds, NTHREADS * CHUNK_PAGES, faults, att1 - att0,
+	       succ1 - succ0, faults ? 100.0 * (succ1 - succ0) / faults : 0.0,
+	       faults_off, att3 - att2);
+	TH_LOG("sysctl 1: counters that moved:%s", deltas);
+	failbox_report(c.fb);
+	EXPECT_EQ(0, failed(c.fb));
+	EXPECT_EQ(0, on);
+	/* every page written is a fault, classic or speculative */
+	EXPECT_GE(faults, rounds * NTHREADS * CHUNK_PAGES * 95 / 100);
+	EXPECT_GE(faults_off, rounds * NTHREADS * CHUNK_PAGES * 95 / 100);
+	/* at least 80% speculative */
+	EXPECT_GE((succ1 - succ0) * 100, (long long)faults * 80);
+	/* and none tried with the sysctl off */
+	EXPECT_EQ(0, att3 - att2);
+	pthread_barrier_destroy(&c.start);
+	pthread_barrier_destroy(&c.done);
+	failbox_free(c.fb);
+}
+
+TEST_HARNESS_MAIN

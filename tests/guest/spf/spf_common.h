@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the speculative page fault race tests.
+ *
+ * Every test races threads that fault on anonymous memory against one
+ * operation that changes the VMA or its page tables, and checks the data
+ * the threads read: which values are legal depends on what the operation
+ * had done (begun, returned) when the access started, which the threads
+ * learn from counters the operating thread bumps around the system call.
+ *
+ * Faults are observed with a per-thread sigsetjmp()/siglongjmp() handler;
+ * the handler is installed with SA_NODEFER, so jumping out of it leaves
+ * SIGSEGV unblocked and sigsetjmp() need not save the signal mask (no
+ * system call per access). Worker threads never use ASSERT_*: the harness
+ * longjmp()s from them into the main thread's stack. They record failures
+ * in a failbox, which the main thread reports.
+ */
+#ifndef SPF_COMMON_H
+#define SPF_COMMON_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The 6.1 harness has an unused parameter: not ours to fix. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4
+#endif
+
+#define PS 4096UL
+#define PMD_SIZE_ (2UL << 20)
+#define MAX_THREADS 8
+#define WORDS_PER_PAGE (PS / sizeof(uint64_t))
+/* Word 511 of each page belongs to nobody but fork()ed children. */
+#define CHILD_WORD (WORDS_PER_PAGE - 1)
+/* RSS may grow this much for reasons of its own (the main thread's stack). */
+#define RSS_SLACK_PAGES 16
+/* Harness timeout of every test: the tests stop themselves long before. */
+#define SPF_TIMEOUT 90
+
+/* Thread t's word in page p: its own cache line. */
+static inline volatile uint64_t *word_of(char *base, long p, int t)
+{
+	return (volatile uint64_t *)(base + p * PS) + t * 8;
+}
+
+/*
+ * A value written by a thread: nonzero, and it names its writer, its page
+ * and when it was written, so a stale or misplaced value is recognised.
+ * [63:40] epoch (round), [39:32] thread, [31:16] page, [15:0] sequence.
+ */
+static inline uint64_t mkval(unsigned long epoch, int t, long p, unsigned seq)
+{
+	return (uint64_t)(epoch & 0xffffff) << 40 | (uint64_t)(t & 0xff) << 32 |
+	       (uint64_t)(p & 0xffff) << 16 | ((seq % 0xffff) + 1);
+}
+static inline unsigned long val_epoch(uint64_t v) { return v >> 40; }
+static inline int val_thread(uint64_t v) { return (v >> 32) & 0xff; }
+static inline long val_page(uint64_t v) { return (v >> 16) & 0xffff; }
+
+/* ---- time, knobs, randomness ---- */
+
+static inline double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* How long each test races: SPF_TEST_SECONDS (default 2). */
+static inline double test_seconds(void)
+{
+	const char *s = getenv("SPF_TEST_SECONDS");
+	double d = s ? atof(s) : 2.0;
+
+	return d > 0 ? d : 2.0;
+}
+
+/* Faulting threads per test: SPF_TEST_THREADS (default 3). */
+static inline int test_threads(void)
+{
+	const char *s = getenv("SPF_TEST_THREADS");
+	int n = s ? atoi(s) : 3;
+
+	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : n;
+}
+
+/* SPF_TEST_SEED makes a run repeat its choices; else the clock picks. */
+static inline uint64_t test_seed(void)
+{
+	const char *s = getenv("SPF_TEST_SEED");
+
+	if (s && *s)
+		return strtoull(s, NULL, 0) | 1;
+	return ((uint64_t)(now_s() * 1e9) ^ ((uint64_t)getpid() << 32)) | 1;
+}
+
+static inline uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Wait until *progress reaches target, or the deadline passes. */
+static inline void wait_progress(atomic_long *progress, long target,
+				 double deadline)
+{
+	while (atomic_load(progress) < target && now_s() < deadline)
+		sched_yield();
+}
+
+/* ---- failures recorded by any thread (or a forked child) ---- */
+
+#define FAIL_MSGS 8
+struct failbox {
+	atomic_int n;
+	char msg[FAIL_MSGS][240];
+};
+
+/* In shared memory, so that forked children can report too. */
+static inline struct failbox *failbox_new(void)
+{
+	void *p = mmap(NULL, sizeof(struct failbox), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static inline void failbox_free(struct failbox *fb)
+{
+	if (fb)
+		munmap(fb, sizeof(*fb));
+}
+
+static inline __attribute__((format(printf, 2, 3)))
+void fail(struct failbox *fb, const char *fmt, ...)
+{
+	int i = atomic_fetch_add(&fb->n, 1);
+	va_list ap;
+
+	if (i >= FAIL_MSGS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(fb->msg[i], sizeof(fb->msg[i]), fmt, ap);
+	va_end(ap);
+}
+
+static inline int failed(struct failbox *fb)
+{
+	return atomic_load(&fb->n);
+}
+
+/* Log what the threads found; the caller then checks failed() == 0. */
+#define failbox_report(fb) do { \
+	int __n = atomic_load(&(fb)->n); \
+	for (int __i = 0; __i < __n && __i < FAIL_MSGS; __i++) \
+		TH_LOG("%s", (fb)->msg[__i]); \
+	if (__n > FAIL_MSGS) \
+		TH_LOG("... and %d more failures", __n - FAIL_MSGS); \
+} while (0)
+
+/* ---- faults as return values ---- */
+
+static __thread sigjmp_buf *volatile probe_env;
+static __thread volatile int probe_signo;
+static __thread volatile int probe_code;
+static __thread void *volatile probe_addr;
+
+static __attribute__((unused)) void probe_handler(int sig, siginfo_t *si, void *uc)
+{
+	sigjmp_buf *env = probe_env;
+
+	(void)uc;
+	if (env) {
+		probe_env = NULL;
+		probe_signo = sig;
+		probe_code = si->si_code;
+		probe_addr = si->si_addr;
+		siglongjmp(*env, 1);
+	}
+	/* Not a probe: say where, and let the fault kill us. */
+	{
+		char msg[96] = "# unexpected signal ", *q = msg + 20;
+		uintptr_t a = (uintptr_t)si->si_addr;
+
+		*q++ = '0' + sig / 10;
+		*q++ = '0' + sig % 10;
+		memcpy(q, " at 0x", 6);
+		q += 6;
+		for (int i = 60; i >= 0; i -= 4)
+			*q++ = "0123456789abcdef"[(a >> i) & 15];
+		*q++ = '\n';
+		if (write(2, msg, q - msg) < 0)
+			q = msg;	/* nothing to do about it here */
+	}
+	signal(sig, SIG_DFL);
+}
+
+static inline int probe_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = probe_handler;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, NULL) || sigaction(SIGBUS, &sa, NULL))
+		return -1;
+	return 0;
+}
+
+/* 0 and the value, or -1 when the read faulted (probe_* say how). */
+static __attribute__((noinline, unused))
+int probe_read(volatile uint64_t *p, uint64_t *val)
+{
+	sigjmp_buf env;
+	uint64_t v;
+
+	if (sigsetjmp(env, 0))
+		return -1;
+	probe_env = &env;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	v = *p;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	probe_env = NULL;
+	*val = v;
+	return 0;
+}
+
+/* 0 when the write was done, -1 when it faulted. */
+static __attribute__((noinline, unused))
+int probe_write(volatile uint64_t *p, uint64_t val)
+{
+	sigjmp_buf env;
+
+	if (sigsetjmp(env, 0))
+		return -1;
+	probe_env = &env;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	*p = val;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	probe_env = NULL;
+	return 0;
+}
+
+/*
+ * A fault that the test allows: SIGSEGV with the expected si_code at the
+ * address accessed. Anything else is recorded as a failure.
+ */
+static inline bool probe_fault_is(struct failbox *fb, volatile uint64_t *p,
+				  int code, const char *what)
+{
+	if (probe_signo != SIGSEGV || probe_addr != (void *)p ||
+	    probe_code != code) {
+		fail(fb, "%s %p: signal %d code %d at %p, expected SIGSEGV code %d",
+		     what, (void *)p, probe_signo, probe_code, probe_addr, code);
+		return false;
+	}
+	return true;
+}
+
+/* ---- threads on stacks of our own, given back at join ---- */
+
+#define STACK_SIZE (256UL << 10)
+
+struct team_slot {
+	void *(*fn)(void *);
+	void *arg;
+	int nice;
+};
+
+struct team {
+	int n;
+	bool keep_nice;		/* set before team_start(): no renice */
+	pthread_t tid[MAX_THREADS + 2];
+	struct team_slot slot[MAX_THREADS + 2];
+	char *stacks;
+	size_t stacks_len;
+};
+
+/*
+ * The faulting threads run at a lower priority (SPF_TEST_NICE, default
+ * 5): with more of them than CPUs, the thread that changes the VMA would
+ * otherwise wait for CPU time, and race them less often.
+ */
+static inline int test_nice(void)
+{
+	const char *s = getenv("SPF_TEST_NICE");
+
+	return s && *s ? atoi(s) : 5;
+}
+
+static __attribute__((unused)) void *team_entry(void *arg)
+{
+	struct team_slot *sl = arg;
+
+	if (sl->nice)
+		setpriority(PRIO_PROCESS, syscall(SYS_gettid), sl->nice);
+	return sl->fn(sl->arg);
+}
+
+static inline int team_start(struct team *tm, int n, void *(*fn)(void *),
+			     void *args, size_t argsz)
+{
+	pthread_attr_t a;
+	int nice = tm->keep_nice ? 0 : test_nice();
+
+	tm->n = 0;
+	tm->stacks_len = n * STACK_SIZE;
+	tm->stacks = mmap(NULL, tm->stacks_len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (tm->stacks == MAP_FAILED)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		tm->slot[i] = (struct team_slot){
+			.fn = fn, .arg = (char *)args + i * argsz, .nice = nice,
+		};
+		pthread_attr_init(&a);
+		pthread_attr_setstack(&a, tm->stacks + i * STACK_SIZE,
+				      STACK_SIZE);
+		if (pthread_create(&tm->tid[i], &a, team_entry, &tm->slot[i])) {
+			pthread_attr_destroy(&a);
+			return -1;
+		}
+		pthread_attr_destroy(&a);
+		tm->n++;
+	}
+	return 0;
+}
+
+static inline void team_join(struct team *tm)
+{
+	for (int i = 0; i < tm->n; i++)
+		pthread_join(tm->tid[i], NULL);
+	if (tm->stacks && tm->stacks != MAP_FAILED)
+		munmap(tm->stacks, tm->stacks_len);
+	tm->n = 0;
+	tm->stacks = NULL;
+}
+
+/* ---- memory accounting ---- */
+
+/*
+ * Anonymous resident pages of this process (statm resident - shared).
+ * Linux 6.1 caches a task's RSS changes and folds them into the mm's
+ * counters every 64th fault, at exit, or when the task zaps pages of its
+ * own mm: zap one page to fold the calling thread's cache. Call it when no
+ * other thread runs (their caches were folded when they exited).
+ */
+static inline long rss_anon_pages(void)
+{
+	long size, resident, shared;
+	char buf[128];
+	ssize_t n;
+	int fd;
+	volatile char *p = mmap(NULL, PS, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -1;
+	*p = 1;
+	munmap((void *)p, PS);
+	fd = open("/proc/self/statm", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	if (sscanf(buf, "%ld %ld %ld", &size, &resident, &shared) != 3)
+		return -1;
+	return resident - shared;
+}
+
+/* Touch stack the main thread may use later, so it does not count. */
+static __attribute__((noinline, unused)) void prefault_stack(void)
+{
+	volatile char buf[64 << 10];
+
+	for (size_t i = 0; i < sizeof(buf); i += 512)
+		buf[i] = 0;
+}
+
+/* ---- /proc ---- */
+
+/* A /proc/vmstat counter, or -1 when the kernel has none of that name. */
+static inline long long vmstat(const char *name)
+{
+	char line[256];
+	size_t len = strlen(name);
+	long long v = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, name, len) && line[len] == ' ') {
+			v = atoll(line + len + 1);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+/* All spf_* counters of /proc/vmstat, as "name value" lines. */
+#define MAX_SPF 32
+struct spf_stats {
+	int n;
+	char name[MAX_SPF][40];
+	long long v[MAX_SPF];
+};
+
+static inline void spf_stats(struct spf_stats *st)
+{
+	char line[256];
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	st->n = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && st->n < MAX_SPF) {
+		if (strncmp(line, "spf_", 4) ||
+		    sscanf(line, "%39s %lld", st->name[st->n],
+			   &st->v[st->n]) != 2)
+			continue;
+		st->n++;
+	}
+	fclose(f);
+}
+
+/* "name +delta" for the counters that moved from a to b. */
+static inline void spf_delta(const struct spf_stats *a, const struct spf_stats *b,
+		      char *buf, size_t len)
+{
+	size_t k = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < a->n && i < b->n && k < len; i++)
+		if (b->v[i] != a->v[i])
+			k += snprintf(buf + k, len - k, " %s +%lld",
+				      a->name[i], b->v[i] - a->v[i]);
+}
+
+/*
+ * Log what speculation did while a test ran (on kernels with the
+ * counters): a race test on such a kernel tests speculation only if
+ * spf_success moved. The counters are system-wide.
+ */
+#define SPF_STATS_BEGIN(st) struct spf_stats st; spf_stats(&st)
+#define SPF_STATS_END(st) do { \
+	struct spf_stats __st1; \
+	char __d[1024]; \
+	spf_stats(&__st1); \
+	spf_delta(&(st), &__st1, __d, sizeof(__d)); \
+	if ((st).n) \
+		TH_LOG("speculative page fault counters:%s", \
+		       __d[0] ? __d : " none moved"); \
+} while (0)
+
+/* An anonymous mapping, THP off: faults stay at the PTE level. */
+static inline char *map_anon(void *addr, size_t len, int extra_flags)
+{
+	char *p = mmap(addr, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | extra_flags, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, len, MADV_NOHUGEPAGE);
+	return p;
+}
+
+/*
+ * Reserve 2 MiB-aligned address space, pmds * 2 MiB, with a PROT_NONE
+ * mapping (bigger by 2 MiB on each side, so that nothing else shares the
+ * page tables at either end). The reservation keeps other mappings (the
+ * threads' stacks) out: the caller maps over it with MAP_FIXED, or opens a
+ * hole in it for MAP_FIXED_NOREPLACE while no other thread maps anything.
+ * *resv and *resv_len are for the final munmap().
+ */
+static inline char *reserve_pmds(size_t pmds, char **resv, size_t *resv_len)
+{
+	size_t len = (pmds + 2) * PMD_SIZE_;
+	char *r = mmap(NULL, len, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (r == MAP_FAILED)
+		return NULL;
+	*resv = r;
+	*resv_len = len;
+	return (char *)(((uintptr_t)r + PMD_SIZE_) & ~(PMD_SIZE_ - 1));
+}
+
+/* Put address space back into the reservation (after munmap, mremap). */
+static inline int re_reserve(char *addr, size_t len)
+{
+	return mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		    MAP_NORESERVE | MAP_FIXED, -1, 0) == addr ? 0 : -1;
+}
+
+#endif /* SPF_COMMON_H */

@@ -1,0 +1,44 @@
+# Helpers for the suites that boot guests; source it after tests/host/tap.sh.
+# shellcheck shell=sh
+
+vm_tmp=$(mktemp -d)
+trap 'rm -rf "$vm_tmp"' EXIT
+
+# The splats no kernel log may contain; the in-guest suites check after
+# each step, this catches what happens outside them (boot, shutdown).
+CONSOLE_SPLATS='WARNING:|BUG:|Oops|general protection fault|Kernel panic|KASAN|possible circular locking|inconsistent lock state|suspicious RCU usage|self-detected stall|blocked for more than|Bad rss-counter'
+
+# guest_suite KERNEL TITLE [qemu/run options] -- CMD...
+# Boot KERNEL, run an in-guest suite that prints TAP, pass its TAP lines
+# through, and add one line for the boot itself and one for the console
+# log. The guest's output and console log stay in $vm_tmp/TITLE/.
+guest_suite() {
+	kernel=$1 title=$2
+	shift 2
+	dir=$vm_tmp/$(printf '%s' "$title" | tr -c 'A-Za-z0-9-' '_')
+	mkdir -p "$dir"
+	if [ ! -f "$TOP/build/kernels/$kernel/arch/x86/boot/bzImage" ]; then
+		not_ok "$title: kernel $kernel is not built"
+		return 1
+	fi
+	"$TOP/qemu/run" --kernel "$kernel" --out "$dir" "$@" >"$dir/tap" 2>"$dir/err"
+	rc=$?
+	grep -E '^(ok|not ok) ' "$dir/tap"
+	grep -q '^not ok ' "$dir/tap" && tap_failed=1
+	case $rc in
+	0) ok "$title: guest suite exited 0 on $kernel" ;;
+	124 | 125)
+		not_ok "$title: the $kernel guest did not finish (status $rc)"
+		sed 's/^/# /' "$dir/err" | tail -n 30 ;;
+	*)
+		not_ok "$title: guest suite exited $rc on $kernel"
+		tail -n 20 "$dir/err" | sed 's/^/# /' ;;
+	esac
+	hits=$(grep -E "$CONSOLE_SPLATS" "$dir/console.log" | head -n 5)
+	if [ -z "$hits" ]; then
+		ok "$title: $kernel console log clean"
+	else
+		not_ok "$title: $kernel console log reports"
+		printf '%s\n' "$hits" | sed 's/^/# /'
+	fi
+}
