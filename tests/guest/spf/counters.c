@@ -206,4 +206,6 @@ TEST_F_TIMEOUT(counters, spf_success_and_sysctl, SPF_TIMEOUT)
 	failbox_free(c.fb);
 }
 
+SPF_SCALE_TIMEOUT(counters, spf_success_and_sysctl)
+
 TEST_HARNESS_MAIN

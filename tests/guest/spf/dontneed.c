@@ -38,4 +38,6 @@ TEST_F_TIMEOUT(dontneed, race, SPF_TIMEOUT)
 	zap_race(_metadata, &c);
 }
 
+SPF_SCALE_TIMEOUT(dontneed, race)
+
 TEST_HARNESS_MAIN

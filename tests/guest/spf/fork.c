@@ -262,4 +262,6 @@ TEST_F_TIMEOUT(fork, race, SPF_TIMEOUT)
 	failbox_free(c.fb);
 }
 
+SPF_SCALE_TIMEOUT(fork, race)
+
 TEST_HARNESS_MAIN

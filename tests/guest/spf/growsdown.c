@@ -222,4 +222,6 @@ TEST_F_TIMEOUT(growsdown, race, SPF_TIMEOUT)
 	munmap(c, sizeof(*c));
 }
 
+SPF_SCALE_TIMEOUT(growsdown, race)
+
 TEST_HARNESS_MAIN

@@ -47,4 +47,6 @@ TEST_F_TIMEOUT(mmap_fixed, race, SPF_TIMEOUT)
 	zap_race(_metadata, &c);
 }
 
+SPF_SCALE_TIMEOUT(mmap_fixed, race)
+
 TEST_HARNESS_MAIN

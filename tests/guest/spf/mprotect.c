@@ -267,4 +267,6 @@ TEST_F_TIMEOUT(mprotect, race, SPF_TIMEOUT)
 	munmap(c, sizeof(*c));
 }
 
+SPF_SCALE_TIMEOUT(mprotect, race)
+
 TEST_HARNESS_MAIN

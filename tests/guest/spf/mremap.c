@@ -325,4 +325,6 @@ TEST_F_TIMEOUT(mremap, race, SPF_TIMEOUT)
 	munmap(c, sizeof(*c));
 }
 
+SPF_SCALE_TIMEOUT(mremap, race)
+
 TEST_HARNESS_MAIN

@@ -253,4 +253,6 @@ TEST_F_TIMEOUT(munmap, race, SPF_TIMEOUT)
 	failbox_free(c.fb);
 }
 
+SPF_SCALE_TIMEOUT(munmap, race)
+
 TEST_HARNESS_MAIN

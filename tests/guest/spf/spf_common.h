@@ -65,8 +65,21 @@
 #define CHILD_WORD (WORDS_PER_PAGE - 1)
 /* RSS may grow this much for reasons of its own (the main thread's stack). */
 #define RSS_SLACK_PAGES 16
-/* Harness timeout of every test: the tests stop themselves long before. */
+/*
+ * Harness timeout of every test: the tests stop themselves long before.
+ * SPF_TIMEOUT is what TEST_F_TIMEOUT() gets; SPF_SCALE_TIMEOUT() after a
+ * test raises it to 90 s + 4 x SPF_TEST_SECONDS, for long runs.
+ */
 #define SPF_TIMEOUT 90
+#define SPF_SCALE_TIMEOUT(fixture, test) \
+	static void __attribute__((constructor)) \
+	_spf_timeout_##fixture##_##test(void) \
+	{ \
+		const char *s = getenv("SPF_TEST_SECONDS"); \
+		double d = s ? atof(s) : 0; \
+		if (d > 0 && 90 + 4 * d > SPF_TIMEOUT) \
+			_##fixture##_##test##_object.timeout = 90 + 4 * d; \
+	}
 
 /* Thread t's word in page p: its own cache line. */
 static inline volatile uint64_t *word_of(char *base, long p, int t)

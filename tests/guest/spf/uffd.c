@@ -342,4 +342,6 @@ TEST_F_TIMEOUT(uffd, register_race, SPF_TIMEOUT)
 	failbox_free(c.fb);
 }
 
+SPF_SCALE_TIMEOUT(uffd, register_race)
+
 TEST_HARNESS_MAIN

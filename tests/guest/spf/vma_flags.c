@@ -249,4 +249,6 @@ TEST_F_TIMEOUT(vma_flags, race, SPF_TIMEOUT)
 	munmap(c, sizeof(*c));
 }
 
+SPF_SCALE_TIMEOUT(vma_flags, race)
+
 TEST_HARNESS_MAIN
