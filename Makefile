@@ -6,14 +6,20 @@
 	tests-build clean distclean deps-build deps-run deps-test
 
 # Kernels `make run` compares; MAINLINE=1 adds Debian's 6.12 (per-VMA locks).
+# Items may be NAME, LABEL=NAME, LABEL=PATH/TO/bzImage, each with
+# +SYSCTL=VALUE pieces (see scripts/compare-kernels --help).
 RUN_KERNELS ?= base spf $(if $(filter 1,$(MAINLINE)),mainline)
+# The kernels those items need built here.
+run_item_kernel = $(lastword $(subst =, ,$(firstword $(subst +, ,$(1)))))
+RUN_KERNEL_NAMES = $(sort $(foreach i,$(RUN_KERNELS),\
+	$(if $(findstring /,$(i)),,$(call run_item_kernel,$(i)))))
 # Kernels the tests boot.
 TEST_KERNELS ?= base spf spf-debug
 
 deps-build:
 	@scripts/deps build
 deps-run: deps-build
-	@scripts/deps qemu run $(if $(filter mainline,$(RUN_KERNELS)),mainline)
+	@scripts/deps qemu run $(if $(filter mainline,$(RUN_KERNEL_NAMES)),mainline)
 deps-test: deps-build
 	@scripts/deps qemu run test
 
@@ -41,7 +47,7 @@ bench:
 tests-build: tree
 	@scripts/build-tests
 
-run: deps-run tree $(addprefix kernel-,$(RUN_KERNELS)) bench
+run: deps-run tree $(addprefix kernel-,$(RUN_KERNEL_NAMES)) bench
 	@$(MAKE) -s -C perf-scripts/report
 	@scripts/compare-kernels $(RUN_KERNELS)
 
