@@ -24,6 +24,7 @@ void report_print(const struct report *r, FILE *out);
 /* The sections, one file each. */
 void report_conditions(const struct report *r, FILE *out);
 void report_rates(const struct report *r, FILE *out);
+void report_writer(const struct report *r, FILE *out);
 void report_locks(const struct report *r, FILE *out);
 void report_vmstat(const struct report *r, FILE *out);
 
