@@ -41,8 +41,10 @@ kernel-%: tree
 
 kernels: $(addprefix kernel-,$(TEST_KERNELS))
 
+# The benchmark and the slab sampler that runs beside it in the guest.
 bench:
 	@$(MAKE) -s -C bench/multi-fault-all
+	@$(MAKE) -s -C perf-scripts/slab-peak
 
 tests-build: tree
 	@scripts/build-tests
@@ -62,6 +64,7 @@ clean:
 	rm -rf build/kernels build/qemu build/tests
 	@$(MAKE) -s -C bench/multi-fault-all clean
 	@$(MAKE) -s -C perf-scripts/report clean
+	@$(MAKE) -s -C perf-scripts/slab-peak clean
 
 distclean:
 	rm -rf build
