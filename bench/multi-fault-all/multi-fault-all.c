@@ -12,7 +12,8 @@
  * Optional modes: every thread zaps its own slot instead of one thread
  * zapping all (--madvise=each), one VMA per thread (--vma-per-thread), THP
  * allowed (--thp), and an extra thread taking mmap_lock for write in a loop
- * (--writer).
+ * (--writer), or, to tell what a second busy CPU costs by itself, an extra
+ * thread that only spins in user space (--busy).
  *
  * Output: one line in words, then one "RESULT key=value ..." line.
  */
@@ -51,6 +52,8 @@
 /* The writer's region, in pages, and its PROT_NONE guard on each side. */
 #define WRITER_PAGES		4
 #define WRITER_GUARD_PAGES	1
+/* Loop turns between two looks at the stop flag of the busy thread. */
+#define BUSY_SPINS		(1UL << 16)
 
 enum madvise_mode { MADVISE_SERIAL, MADVISE_EACH };
 
@@ -62,6 +65,7 @@ struct config {
 	bool vma_per_thread;
 	bool thp;
 	bool writer;
+	bool busy;
 	bool oversubscribe;
 };
 
@@ -75,12 +79,14 @@ struct worker {
 	uint64_t faults;		/* minor + major faults while measuring */
 } __attribute__((aligned(64)));
 
+/* The writer, or the busy thread: the one unpinned extra thread. */
 struct writer {
 	pthread_t tid;
 	struct bench *bench;
 	char *region;			/* hole inside its PROT_NONE reservation */
 	size_t length;
 	uint64_t ops;			/* mmap+mprotect+munmap cycles */
+	uint64_t spins;			/* the busy thread's BUSY_SPINS loops */
 	double seconds;			/* how long it ran */
 };
 
@@ -95,7 +101,7 @@ struct bench {
 	/* Written by thread 0 before a round barrier, read after it. */
 	bool stop;
 	/*
-	 * The writer runs until told; a mutex rather than an atomic so that
+	 * The extra thread runs until told; a mutex rather than an atomic so that
 	 * helgrind and drd can see the ordering.
 	 */
 	pthread_mutex_t writer_lock;
@@ -159,11 +165,15 @@ static void usage(void)
 	       "  --writer            add one unpinned thread looping mmap/mprotect/munmap of a\n"
 	       "                      small region away from the slots, to take mmap_lock for\n"
 	       "                      write; reports ops/s (one op = one mmap+mprotect+munmap)\n"
+	       "  --busy              add one unpinned thread spinning in user space, without\n"
+	       "                      system calls: what a second busy CPU costs the fault\n"
+	       "                      threads by itself (shared caches, SMT, an emulator's\n"
+	       "                      threads); the baseline for --writer's cost\n"
 	       "  --oversubscribe     allow more THREADS than CPUs, pinned round-robin\n"
 	       "  -h, --help          show this help and exit\n"
 	       "\n"
 	       "Output: one line in words, then one line 'RESULT key=value ...' with threads,\n"
-	       "madvise, vma, thp, writer, seconds, rounds, pages_touched, faults,\n"
+	       "madvise, vma, thp, writer, busy, seconds, rounds, pages_touched, faults,\n"
 	       "faults_per_sec, per_thread_faults_per_sec, writer_ops, writer_ops_per_sec,\n"
 	       "fault_length and oversubscribe.\n"
 	       "Exit status: 0 on success, 1 when a system call fails, 2 on bad arguments.\n");
@@ -250,7 +260,7 @@ static enum madvise_mode parse_madvise(const char *s)
 
 enum {
 	OPT_SECONDS = 256, OPT_FAULT_LENGTH, OPT_MADVISE, OPT_SAME_VMA,
-	OPT_VMA_PER_THREAD, OPT_THP, OPT_WRITER, OPT_OVERSUBSCRIBE,
+	OPT_VMA_PER_THREAD, OPT_THP, OPT_WRITER, OPT_BUSY, OPT_OVERSUBSCRIBE,
 };
 
 static const struct option long_options[] = {
@@ -261,6 +271,7 @@ static const struct option long_options[] = {
 	{ "vma-per-thread",	no_argument,		NULL, OPT_VMA_PER_THREAD },
 	{ "thp",		no_argument,		NULL, OPT_THP },
 	{ "writer",		no_argument,		NULL, OPT_WRITER },
+	{ "busy",		no_argument,		NULL, OPT_BUSY },
 	{ "oversubscribe",	no_argument,		NULL, OPT_OVERSUBSCRIBE },
 	{ "help",		no_argument,		NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -318,6 +329,9 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 		case OPT_WRITER:
 			cfg->writer = true;
 			break;
+		case OPT_BUSY:
+			cfg->busy = true;
+			break;
 		case OPT_OVERSUBSCRIBE:
 			cfg->oversubscribe = true;
 			break;
@@ -330,6 +344,8 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 	}
 	if (same_vma && cfg->vma_per_thread)
 		usage_error("--same-vma and --vma-per-thread conflict: give one");
+	if (cfg->writer && cfg->busy)
+		usage_error("--writer and --busy conflict: give one");
 	if (argc - optind > 1)
 		usage_error("unexpected extra argument '%s': only THREADS is positional",
 			    argv[optind + 1]);
@@ -462,7 +478,8 @@ static void setup(struct bench *b)
 	if (cfg->writer)
 		reserve_writer(b);
 	/* Main joins the start barrier: it maps the slots while threads wait. */
-	check_pthread(pthread_barrier_init(&b->start, NULL, cfg->nthreads + cfg->writer + 1),
+	check_pthread(pthread_barrier_init(&b->start, NULL,
+					   cfg->nthreads + cfg->writer + cfg->busy + 1),
 		      "pthread_barrier_init");
 	check_pthread(pthread_barrier_init(&b->round, NULL, cfg->nthreads),
 		      "pthread_barrier_init");
@@ -586,6 +603,13 @@ static void writer_cycle(struct writer *w)
 	unmap(p, w->length);
 }
 
+/* The empty asm keeps the compiler from folding the loop away. */
+static void busy_cycle(void)
+{
+	for (unsigned long i = 0; i < BUSY_SPINS; i++)
+		__asm__ __volatile__("" ::: "memory");
+}
+
 static void *writer_thread(void *arg)
 {
 	struct writer *w = arg;
@@ -595,8 +619,13 @@ static void *writer_thread(void *arg)
 	barrier(&b->start);
 	start = now();
 	while (!writer_should_stop(b)) {
-		writer_cycle(w);
-		w->ops++;
+		if (b->cfg.busy) {
+			busy_cycle();
+			w->spins++;
+		} else {
+			writer_cycle(w);
+			w->ops++;
+		}
 	}
 	w->seconds = now() - start;
 	return NULL;
@@ -626,21 +655,21 @@ static void start_threads(struct bench *b)
 		b->workers[i].idx = i;
 		start_fault_thread(&b->workers[i]);
 	}
-	if (cfg->writer) {
+	if (cfg->writer || cfg->busy) {
 		b->writer.bench = b;
 		check_pthread(pthread_create(&b->writer.tid, NULL, writer_thread, &b->writer),
 			      "pthread_create");
 	}
 }
 
-/* The fault threads stop by themselves; the writer when they are done. */
+/* The fault threads stop by themselves; the extra thread when they are done. */
 static void join_threads(struct bench *b)
 {
 	struct config *cfg = &b->cfg;
 
 	for (unsigned int i = 0; i < cfg->nthreads; i++)
 		check_pthread(pthread_join(b->workers[i].tid, NULL), "pthread_join");
-	if (cfg->writer) {
+	if (cfg->writer || cfg->busy) {
 		pthread_mutex_lock(&b->writer_lock);
 		b->writer_stop = true;
 		pthread_mutex_unlock(&b->writer_lock);
@@ -675,18 +704,22 @@ static void report(const struct bench *b)
 	       "%llu pages touched, %llu faults, %.1f faults/s (%.1f per thread)",
 	       cfg->nthreads, cfg->nthreads == 1 ? "" : "s", madv,
 	       cfg->vma_per_thread ? "one VMA per thread" : "one VMA",
-	       cfg->thp ? "allowed" : "off", cfg->writer ? "with writer" : "no writer",
+	       cfg->thp ? "allowed" : "off",
+	       cfg->writer ? "with writer" : cfg->busy ? "with busy thread" : "no writer",
 	       (unsigned long long)b->rounds, b->elapsed, (unsigned long long)touched,
 	       (unsigned long long)faults, fps, fps / cfg->nthreads);
 	if (cfg->writer)
 		printf(", writer %llu ops, %.1f ops/s", (unsigned long long)b->writer.ops, wps);
+	if (cfg->busy)
+		printf(", busy thread %llu x %lu spins in %.3f s",
+		       (unsigned long long)b->writer.spins, BUSY_SPINS, b->writer.seconds);
 	printf("\n");
 
-	printf("RESULT threads=%u madvise=%s vma=%s thp=%s writer=%d seconds=%.3f rounds=%llu "
+	printf("RESULT threads=%u madvise=%s vma=%s thp=%s writer=%d busy=%d seconds=%.3f rounds=%llu "
 	       "pages_touched=%llu faults=%llu faults_per_sec=%.1f per_thread_faults_per_sec=%.1f "
 	       "writer_ops=%llu writer_ops_per_sec=%.1f fault_length=%zu oversubscribe=%d\n",
 	       cfg->nthreads, madv, cfg->vma_per_thread ? "per-thread" : "same",
-	       cfg->thp ? "on" : "off", cfg->writer, b->elapsed,
+	       cfg->thp ? "on" : "off", cfg->writer, cfg->busy, b->elapsed,
 	       (unsigned long long)b->rounds, (unsigned long long)touched,
 	       (unsigned long long)faults, fps, fps / cfg->nthreads,
 	       (unsigned long long)b->writer.ops, wps, cfg->fault_length, cfg->oversubscribe);

@@ -16,7 +16,7 @@
 
 /* RESULT keys that describe the configuration rather than the outcome. */
 static const char *const config_keys[] = {
-	"threads", "madvise", "vma", "thp", "writer", "fault_length",
+	"threads", "madvise", "vma", "thp", "writer", "busy", "fault_length",
 	"oversubscribe",
 };
 
