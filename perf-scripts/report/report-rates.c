@@ -24,10 +24,10 @@
 
 enum rate { RATE_FAULTS, RATE_WRITER };
 
-enum row { ROW_HMEAN, ROW_COEFFVAR, ROW_MIN, ROW_MAX, ROW_SAMPLES, NR_ROWS };
+enum row { ROW_HMEAN, ROW_COEFFVAR, ROW_MIN, ROW_MAX, ROW_SAMPLES, ROW_BOOTS, NR_ROWS };
 
 static const char *const row_names[NR_ROWS] = {
-	"Hmean", "CoeffVar", "Min", "Max", "Samples",
+	"Hmean", "CoeffVar", "Min", "Max", "Samples", "Boots",
 };
 
 struct cell {
@@ -43,6 +43,17 @@ static const struct samples *rate_samples(const struct report *r, size_t ki,
 	if (!v)
 		return NULL;
 	return rate == RATE_FAULTS ? &v->faults : &v->writer;
+}
+
+/* The per-boot means that go with rate_samples(). */
+static const struct samples *boot_samples(const struct report *r, size_t ki,
+					  const char *variant, enum rate rate)
+{
+	const struct variant *v = kernel_variant(&r->k[ki], variant);
+
+	if (!v)
+		return NULL;
+	return rate == RATE_FAULTS ? &v->faults_boot : &v->writer_boot;
 }
 
 static double row_value(const struct samples *s, enum row row)
@@ -61,12 +72,15 @@ static double row_value(const struct samples *s, enum row row)
 	}
 }
 
-/* Welch's t-test needs two samples a side; fewer is never significant. */
+/*
+ * Welch's t-test over the per-boot means; it needs two boots a side, and
+ * fewer is never significant.
+ */
 static int significant(const struct samples *base, const struct samples *s)
 {
 	struct welch w;
 
-	if (stats_welch(base->v, base->n, s->v, s->n, &w))
+	if (!base || !s || stats_welch(base->v, base->n, s->v, s->n, &w))
 		return 0;
 	return w.p < SIGNIFICANCE;
 }
@@ -86,7 +100,8 @@ static void format_change(char *mark, size_t len, double val, double base,
 }
 
 static void fill_cell(struct cell *c, const struct samples *s,
-		      const struct samples *base, enum row row)
+		      const struct samples *base, const struct samples *boots,
+		      const struct samples *base_boots, enum row row)
 {
 	double val;
 
@@ -98,15 +113,17 @@ static void fill_cell(struct cell *c, const struct samples *s,
 	val = row_value(s, row);
 	if (row == ROW_SAMPLES)
 		snprintf(c->val, sizeof(c->val), "%zu", s->n);
+	else if (row == ROW_BOOTS)
+		snprintf(c->val, sizeof(c->val), "%zu", boots ? boots->n : 0);
 	else if (isnan(val))
 		strcpy(c->val, "-");
 	else
 		snprintf(c->val, sizeof(c->val), "%.2f", val);
 	/* Change is shown for the levels, not for the spread or the count. */
-	if (!base || !base->n || row == ROW_COEFFVAR || row == ROW_SAMPLES)
+	if (!base || !base->n || row == ROW_COEFFVAR || row >= ROW_SAMPLES)
 		return;
 	format_change(c->mark, sizeof(c->mark), val, row_value(base, row),
-		      row == ROW_HMEAN && significant(base, s));
+		      row == ROW_HMEAN && significant(base_boots, boots));
 }
 
 double report_faults_change(const struct report *r, size_t ki,
@@ -121,7 +138,8 @@ double report_faults_change(const struct report *r, size_t ki,
 		return NAN;
 	b = stats_hmean(base->v, base->n);
 	x = stats_hmean(s->v, s->n);
-	*sig = significant(base, s);
+	*sig = significant(boot_samples(r, 0, variant, RATE_FAULTS),
+			   boot_samples(r, ki, variant, RATE_FAULTS));
 	return 100 * (x - b) / b;
 }
 
@@ -165,12 +183,15 @@ static void rate_table(const struct report *r, const char *variant,
 {
 	struct cell *cells = xrealloc(NULL, NR_ROWS * r->nk * sizeof(*cells));
 	const struct samples *base = rate_samples(r, 0, variant, rate);
+	const struct samples *base_boots = boot_samples(r, 0, variant, rate);
 	size_t i, row;
 
 	for (row = 0; row < NR_ROWS; row++)
 		for (i = 0; i < r->nk; i++)
 			fill_cell(&cells[row * r->nk + i],
-				  rate_samples(r, i, variant, rate), base, row);
+				  rate_samples(r, i, variant, rate), base,
+				  boot_samples(r, i, variant, rate), base_boots,
+				  row);
 	print_table(r, variant, rate, cells, out);
 	free(cells);
 }
@@ -202,6 +223,8 @@ void report_rates(const struct report *r, FILE *out)
 		"Hmean is their harmonic mean, CoeffVar the sample standard deviation\n"
 		"in %% of the arithmetic mean. (x%%) is the change against the baseline,\n"
 		"%s; *x%%* marks a change that Welch's t-test finds significant\n"
-		"(two-sided p < %.2f, at least 2 samples on each side). '-': no data.\n\n",
+		"over the per-boot means (two-sided p < %.2f, at least 2 boots on each\n"
+		"side): the runs of one boot are not independent samples, since boots\n"
+		"run fast or slow as a whole. '-': no data.\n\n",
 		r->k[0].name, SIGNIFICANCE);
 }

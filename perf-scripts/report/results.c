@@ -205,13 +205,30 @@ static void read_vmstat(struct variant *v, const char *path)
 	free(text);
 }
 
+/* The mean of s's samples from index first on, added to means if any. */
+static void add_boot_mean(struct samples *means, const struct samples *s,
+			  size_t first)
+{
+	double sum = 0;
+	size_t i;
+
+	if (s->n <= first)
+		return;
+	for (i = first; i < s->n; i++)
+		sum += s->v[i];
+	samples_add(means, sum / (s->n - first));
+}
+
 static void read_boot(struct variant *v, const char *boot_dir)
 {
+	size_t faults = v->faults.n, writer = v->writer.n;
 	char *path;
 
 	path = path_join(boot_dir, "bench.out");
 	read_bench(v, path);
 	free(path);
+	add_boot_mean(&v->faults_boot, &v->faults, faults);
+	add_boot_mean(&v->writer_boot, &v->writer, writer);
 	path = path_join(boot_dir, "vmstat.delta");
 	read_vmstat(v, path);
 	free(path);
@@ -264,6 +281,8 @@ static void variant_free(struct variant *v)
 	free(v->config);
 	free(v->faults.v);
 	free(v->writer.v);
+	free(v->faults_boot.v);
+	free(v->writer_boot.v);
 	for (i = 0; i < v->nvm; i++)
 		free(v->vm[i].name);
 	free(v->vm);

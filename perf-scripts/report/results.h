@@ -29,6 +29,12 @@ struct variant {
 	char *config;		/* "threads=2 madvise=serial ..." of a RESULT */
 	struct samples faults;	/* faults_per_sec, one per RESULT line */
 	struct samples writer;	/* writer_ops_per_sec of writer=1 lines */
+	/*
+	 * The mean of each boot's runs, one sample per boot: the runs of
+	 * one boot are not independent (boots run fast or slow as a whole),
+	 * so the t-test compares these.
+	 */
+	struct samples faults_boot, writer_boot;
 	size_t boots;		/* boot-* directories */
 	size_t vm_boots;	/* of those, the ones with vmstat.delta */
 	struct vm_counter *vm;
