@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,25 +36,18 @@ struct cell {
 	char mark[24];		/* MARK_WIDTH unless the change is huge */
 };
 
+/* A kernel's samples of a rate: one per run, or with per_boot one per boot. */
 static const struct samples *rate_samples(const struct report *r, size_t ki,
-					  const char *variant, enum rate rate)
+					  const char *variant, enum rate rate,
+					  bool per_boot)
 {
 	const struct variant *v = kernel_variant(&r->k[ki], variant);
 
 	if (!v)
 		return NULL;
-	return rate == RATE_FAULTS ? &v->faults : &v->writer;
-}
-
-/* The per-boot means that go with rate_samples(). */
-static const struct samples *boot_samples(const struct report *r, size_t ki,
-					  const char *variant, enum rate rate)
-{
-	const struct variant *v = kernel_variant(&r->k[ki], variant);
-
-	if (!v)
-		return NULL;
-	return rate == RATE_FAULTS ? &v->faults_boot : &v->writer_boot;
+	if (rate == RATE_FAULTS)
+		return per_boot ? &v->faults_boot : &v->faults;
+	return per_boot ? &v->writer_boot : &v->writer;
 }
 
 static double row_value(const struct samples *s, enum row row)
@@ -129,8 +123,8 @@ static void fill_cell(struct cell *c, const struct samples *s,
 double report_faults_change(const struct report *r, size_t ki,
 			    const char *variant, int *sig)
 {
-	const struct samples *base = rate_samples(r, 0, variant, RATE_FAULTS);
-	const struct samples *s = rate_samples(r, ki, variant, RATE_FAULTS);
+	const struct samples *base = rate_samples(r, 0, variant, RATE_FAULTS, false);
+	const struct samples *s = rate_samples(r, ki, variant, RATE_FAULTS, false);
 	double b, x;
 
 	*sig = 0;
@@ -138,8 +132,8 @@ double report_faults_change(const struct report *r, size_t ki,
 		return NAN;
 	b = stats_hmean(base->v, base->n);
 	x = stats_hmean(s->v, s->n);
-	*sig = significant(boot_samples(r, 0, variant, RATE_FAULTS),
-			   boot_samples(r, ki, variant, RATE_FAULTS));
+	*sig = significant(rate_samples(r, 0, variant, RATE_FAULTS, true),
+			   rate_samples(r, ki, variant, RATE_FAULTS, true));
 	return 100 * (x - b) / b;
 }
 
@@ -182,15 +176,15 @@ static void rate_table(const struct report *r, const char *variant,
 		       enum rate rate, FILE *out)
 {
 	struct cell *cells = xrealloc(NULL, NR_ROWS * r->nk * sizeof(*cells));
-	const struct samples *base = rate_samples(r, 0, variant, rate);
-	const struct samples *base_boots = boot_samples(r, 0, variant, rate);
+	const struct samples *base = rate_samples(r, 0, variant, rate, false);
+	const struct samples *base_boots = rate_samples(r, 0, variant, rate, true);
 	size_t i, row;
 
 	for (row = 0; row < NR_ROWS; row++)
 		for (i = 0; i < r->nk; i++)
 			fill_cell(&cells[row * r->nk + i],
-				  rate_samples(r, i, variant, rate), base,
-				  boot_samples(r, i, variant, rate), base_boots,
+				  rate_samples(r, i, variant, rate, false), base,
+				  rate_samples(r, i, variant, rate, true), base_boots,
 				  row);
 	print_table(r, variant, rate, cells, out);
 	free(cells);
@@ -202,7 +196,7 @@ static int has_writer(const struct report *r, const char *variant)
 	size_t i;
 
 	for (i = 0; i < r->nk; i++) {
-		s = rate_samples(r, i, variant, RATE_WRITER);
+		s = rate_samples(r, i, variant, RATE_WRITER, false);
 		if (s && s->n)
 			return 1;
 	}
