@@ -2,7 +2,7 @@
 # Kernels build one at a time (each uses every core): this file is serial.
 .NOTPARALLEL:
 .SUFFIXES:
-.PHONY: run test soak tree export check-patches check-bisect kernels bench \
+.PHONY: run ab test soak tree export check-patches check-bisect kernels bench \
 	tests-build clean distclean deps-build deps-run deps-test
 
 # Kernels `make run` compares; MAINLINE=1 adds Debian's 6.12 (per-VMA locks).
@@ -52,6 +52,14 @@ tests-build: tree
 run: deps-run tree $(addprefix kernel-,$(RUN_KERNEL_NAMES)) bench
 	@$(MAKE) -s -C perf-scripts/report
 	@scripts/compare-kernels $(RUN_KERNELS)
+
+# One kernel, two values of a sysctl, compared inside the same boots
+# (scripts/compare-sysctl --help): AB_KERNEL and AB_SYSCTL=NAME=A,B.
+AB_KERNEL ?= spf
+AB_SYSCTL ?= vm.speculative_page_fault=0,1
+ab: deps-run tree $(if $(findstring /,$(AB_KERNEL)),,kernel-$(AB_KERNEL)) bench
+	@$(MAKE) -s -C perf-scripts/report paired
+	@scripts/compare-sysctl $(AB_KERNEL) $(AB_SYSCTL)
 
 test: deps-test tree kernels tests-build
 	@tests/run
