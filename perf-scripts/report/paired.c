@@ -74,7 +74,11 @@ int main(int argc, char **argv)
 	char path[4096];
 	int boot, boots = 0;
 
-	if (argc != 2 || !strcmp(argv[1], "--help"))
+	if (argc == 2 && !strcmp(argv[1], "--help")) {
+		puts("usage: paired DIR (DIR/boot-N/pairs.txt: \"pair N A B\")");
+		return 0;
+	}
+	if (argc != 2)
 		usage_fail("%s", "usage: paired DIR (DIR/boot-N/pairs.txt: \"pair N A B\")");
 	printf("%-6s %6s  %s\n", "boot", "pairs", "B/A");
 	for (boot = 1; boot < 1000; boot++) {
