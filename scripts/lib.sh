@@ -41,3 +41,25 @@ series_hash() {
 }
 
 ncpus() { getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1; }
+
+# boot_retrying DIR BOOT CLEANUP [ARG...]: call the shell function BOOT
+# with the ARGs; it boots a guest once and leaves its console log in
+# DIR/console.log. Return its status. A guest that died of QEMU TCG's stale
+# int3 (README, Known problems) is not the kernel's fault: keep that
+# console log as DIR/console-int3-N.log, call CLEANUP to remove what the
+# failed boot left, and boot again, twice at most. Any other failure, or a
+# third stale int3, is the caller's to report.
+boot_retrying() {
+	_br_dir=$1 _br_boot=$2 _br_cleanup=$3 _br_tries=0
+	shift 3
+	while :; do
+		_br_rc=0
+		"$_br_boot" "$@" || _br_rc=$?
+		[ "$_br_rc" = 125 ] && [ "$_br_tries" -lt 2 ] &&
+			"$TOP/qemu/stale-int3" "$_br_dir/console.log" 2>/dev/null || return "$_br_rc"
+		_br_tries=$((_br_tries + 1))
+		mv "$_br_dir/console.log" "$_br_dir/console-int3-$_br_tries.log"
+		msg "warning: the guest died of TCG's stale int3 ($_br_dir/console-int3-$_br_tries.log); booting again"
+		"$_br_cleanup"
+	done
+}

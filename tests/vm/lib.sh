@@ -1,5 +1,6 @@
 # Helpers for the suites that boot guests; source it after tests/host/tap.sh.
 # shellcheck shell=sh
+. "$TOP/scripts/lib.sh"
 
 vm_tmp=$(mktemp -d)
 trap 'rm -rf "$vm_tmp"' EXIT
@@ -7,6 +8,9 @@ trap 'rm -rf "$vm_tmp"' EXIT
 # The splats no kernel log may contain; the in-guest suites check after
 # each step, this catches what happens outside them (boot, shutdown).
 CONSOLE_SPLATS='WARNING:|BUG:|Oops|general protection fault|Kernel panic|KASAN|possible circular locking|inconsistent lock state|suspicious RCU usage|self-detected stall|blocked for more than|Bad rss-counter'
+
+# One boot of $kernel running a suite: qemu/run's options and command.
+boot_suite() { "$TOP/qemu/run" --kernel "$kernel" --out "$dir" "$@" >"$dir/tap" 2>"$dir/err"; }
 
 # guest_suite KERNEL TITLE [qemu/run options] -- CMD...
 # Boot KERNEL, run an in-guest suite that prints TAP, pass its TAP lines
@@ -21,18 +25,8 @@ guest_suite() {
 		not_ok "$title: kernel $kernel is not built"
 		return 1
 	fi
-	tries=0
-	while :; do
-		"$TOP/qemu/run" --kernel "$kernel" --out "$dir" "$@" >"$dir/tap" 2>"$dir/err"
-		rc=$?
-		# QEMU TCG's stale int3 (README, Known problems): boot again,
-		# twice at most. Any other oops, or a third one, fails the suite.
-		[ $rc = 125 ] && [ $tries -lt 2 ] &&
-			"$TOP/qemu/stale-int3" "$dir/console.log" 2>/dev/null || break
-		tries=$((tries + 1))
-		mv "$dir/console.log" "$dir/console-int3-$tries.log"
-		echo "# $title: the $kernel guest died of TCG's stale int3; booting again"
-	done
+	rc=0
+	boot_retrying "$dir" boot_suite true "$@" || rc=$?
 	grep -E '^(ok|not ok) ' "$dir/tap"
 	grep -q '^not ok ' "$dir/tap" && tap_failed=1
 	case $rc in
