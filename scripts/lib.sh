@@ -63,3 +63,13 @@ boot_retrying() {
 		"$_br_cleanup"
 	done
 }
+
+# How many host seconds a guest second may take under qemu/run --icount
+# SHIFT, as a factor for timeouts (1 without SHIFT). At shift 3 the guest
+# clock runs at 125 million instructions a second, about what TCG executes
+# on the 2-core build host; each lower shift doubles it. Twice that, for
+# slower hosts.
+icount_slowdown() {
+	[ -n "${1:-}" ] || { echo 1; return; }
+	if [ "$1" -lt 3 ]; then echo $((2 << (3 - $1))); else echo 2; fi
+}

@@ -90,6 +90,24 @@ static void free_kvs(struct kvs *l)
 	free(l->v);
 }
 
+char *report_condition(const struct report *r, const char *key)
+{
+	char *results = parent_dir(r->k[0].dir);
+	char *path = path_join(results, "conditions");
+	struct kvs l = { 0 };
+	char *value = NULL;
+	size_t i;
+
+	read_conditions(&l, path);
+	for (i = 0; i < l.n && !value; i++)
+		if (!strcmp(l.v[i].key, key))
+			value = xstrdup(l.v[i].value);
+	free_kvs(&l);
+	free(path);
+	free(results);
+	return value;
+}
+
 void report_conditions(const struct report *r, FILE *out)
 {
 	char *results = parent_dir(r->k[0].dir);

@@ -79,6 +79,7 @@ void report_print(const struct report *r, FILE *out)
 	fputs("\n\n", out);
 	report_conditions(r, out);
 	report_rates(r, out);
+	report_icount(r, out);
 	report_writer(r, out);
 	report_locks(r, out);
 	report_vmstat(r, out);

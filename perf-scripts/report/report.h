@@ -27,6 +27,13 @@ void report_rates(const struct report *r, FILE *out);
 void report_writer(const struct report *r, FILE *out);
 void report_locks(const struct report *r, FILE *out);
 void report_vmstat(const struct report *r, FILE *out);
+void report_icount(const struct report *r, FILE *out);
+
+/*
+ * The value of key in the baseline run's conditions file, or NULL;
+ * caller frees.
+ */
+char *report_condition(const struct report *r, const char *key);
 
 /* The configuration of a variant, from the first kernel that ran it. */
 const char *report_variant_config(const struct report *r, const char *name);
