@@ -64,6 +64,21 @@ boot_retrying() {
 	done
 }
 
+# ICOUNT, empty or a shift for qemu/run --icount, runs one vCPU: check it
+# and VCPUS, and set VCPUS=1 with it. Says what is wrong and returns 2.
+icount_vcpus() {
+	case ${ICOUNT:-} in
+	'') return 0 ;;
+	[0-9] | 10) ;;
+	*) msg "error: ICOUNT must be a shift from 0 to 10, not '$ICOUNT'"; return 2 ;;
+	esac
+	if [ "${VCPUS:-1}" != 1 ]; then
+		msg "error: ICOUNT runs one vCPU, not VCPUS=$VCPUS"
+		return 2
+	fi
+	VCPUS=1
+}
+
 # How many host seconds a guest second may take under qemu/run --icount
 # SHIFT, as a factor for timeouts (1 without SHIFT). At shift 3 the guest
 # clock runs at 125 million instructions a second, about what TCG executes
