@@ -11,6 +11,8 @@ PROG=${PROG:-$(basename -- "$0")}
 
 msg() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 die() { printf '%s: error: %s\n' "$PROG" "$*" >&2; exit 1; }
+# Bad usage: the same one line, status 2.
+die_usage() { printf '%s: error: %s\n' "$PROG" "$*" >&2; exit 2; }
 step() { printf '==> %s\n' "$*" >&2; }
 
 # The version that `series` pins, e.g. 6.1.192.
