@@ -12,11 +12,12 @@ CONSOLE_SPLATS='WARNING:|BUG:|Oops|general protection fault|Kernel panic|KASAN|p
 # One boot of $kernel running a suite: qemu/run's options and command.
 boot_suite() { "$TOP/qemu/run" --kernel "$kernel" --out "$dir" "$@" >"$dir/tap" 2>"$dir/err"; }
 
-# guest_suite KERNEL TITLE [qemu/run options] -- CMD...
-# Boot KERNEL, run an in-guest suite that prints TAP, pass its TAP lines
-# through, and add one line for the boot itself and one for the console
-# log. The guest's output and console log stay in $vm_tmp/TITLE/.
-guest_suite() {
+# guest_boot KERNEL TITLE [qemu/run options] -- CMD...
+# Boot KERNEL and run CMD, whose stdout lands in $dir/tap, its stderr in
+# $dir/err and the console log in $dir/console.log, with
+# dir=$vm_tmp/TITLE; rc is qemu/run's status. Prints nothing but a
+# "not ok" line when the kernel is not built (status 1).
+guest_boot() {
 	kernel=$1 title=$2
 	shift 2
 	dir=$vm_tmp/$(printf '%s' "$title" | tr -c 'A-Za-z0-9-' '_')
@@ -27,6 +28,14 @@ guest_suite() {
 	fi
 	rc=0
 	boot_retrying "$dir" boot_suite true "$@" || rc=$?
+}
+
+# guest_suite KERNEL TITLE [qemu/run options] -- CMD...
+# Boot KERNEL, run an in-guest suite that prints TAP, pass its TAP lines
+# through, and add one line for the boot itself and one for the console
+# log. The guest's output and console log stay in $vm_tmp/TITLE/.
+guest_suite() {
+	guest_boot "$@" || return 1
 	grep -E '^(ok|not ok) ' "$dir/tap"
 	grep -q '^not ok ' "$dir/tap" && tap_failed=1
 	case $rc in

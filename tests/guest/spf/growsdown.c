@@ -138,7 +138,7 @@ TEST_F_TIMEOUT(growsdown, race, SPF_TIMEOUT)
 	for (int i = 0; i < c->nthreads; i++)
 		args[i] = (struct targ){ .c = c, .id = i };
 
-	SPF_STATS_BEGIN(spf0);
+	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
 	ASSERT_EQ(0, team_start(&tm, c->nthreads, worker, args, sizeof(args[0])));
@@ -200,7 +200,7 @@ TEST_F_TIMEOUT(growsdown, race, SPF_TIMEOUT)
 	}
 	atomic_store(&c->stop, 1);
 	team_join(&tm);
-	SPF_STATS_END(spf0);
+	SPF_END(spf0, "spf_abort_vma_changed", "spf_abort_vma_busy");
 	for (int t = 0; t < c->nthreads; t++)
 		for (long p = t * c->own; p < (t + 1) * c->own; p++)
 			if (*word_of(c->base, p, t) != c->expect[t][p])

@@ -40,7 +40,12 @@ FIXTURE_TEARDOWN(mmap_fixed)
 
 TEST_F_TIMEOUT(mmap_fixed, race, SPF_TIMEOUT)
 {
-	struct zap_ctx c = { .len = ZAP_NPAGES * PS, .zap = zap_mmap_fixed };
+	static const char *const overlap[] = {
+		"spf_abort_vma_changed", "spf_abort_vma_busy",
+		"spf_abort_pmd_changed", NULL
+	};
+	struct zap_ctx c = { .len = ZAP_NPAGES * PS, .zap = zap_mmap_fixed,
+			     .overlap = overlap };
 
 	c.base = map_anon(NULL, c.len, 0);
 	ASSERT_NE(NULL, c.base);

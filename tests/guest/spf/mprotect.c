@@ -185,7 +185,7 @@ TEST_F_TIMEOUT(mprotect, race, SPF_TIMEOUT)
 	for (int i = 0; i < c->nthreads; i++)
 		args[i] = (struct targ){ .c = c, .id = i };
 
-	SPF_STATS_BEGIN(spf0);
+	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
 	ASSERT_EQ(0, team_start(&tm, c->nthreads, worker, args, sizeof(args[0])));
@@ -249,7 +249,7 @@ TEST_F_TIMEOUT(mprotect, race, SPF_TIMEOUT)
 	atomic_store(&c->stop, 1);
 	pthread_barrier_wait(&c->start);
 	team_join(&tm);
-	SPF_STATS_END(spf0);
+	SPF_END(spf0, "spf_abort_vma_changed", "spf_abort_vma_busy");
 	munmap(c->base, c->len);
 	self->base = NULL;
 	rss1 = rss_anon_pages();

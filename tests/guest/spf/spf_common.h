@@ -489,21 +489,125 @@ static inline void spf_delta(const struct spf_stats *a, const struct spf_stats *
 				      a->name[i], b->v[i] - a->v[i]);
 }
 
+/* ---- speculation: the sysctl, and proof that it happened ---- */
+
+#define SPF_SYSCTL "/proc/sys/vm/speculative_page_fault"
+
+/* vm.speculative_page_fault, or -1 when the kernel has none. */
+static inline int spf_sysctl_read(void)
+{
+	char buf[16] = "";
+	int fd = open(SPF_SYSCTL, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atoi(buf) : -1;
+}
+
+static inline int spf_sysctl_write(int v)
+{
+	char buf[16];
+	int fd = open(SPF_SYSCTL, O_WRONLY), n, ok;
+
+	if (fd < 0)
+		return -1;
+	n = snprintf(buf, sizeof(buf), "%d\n", v);
+	ok = write(fd, buf, n) == n;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
 /*
- * Log what speculation did while a test ran (on kernels with the
- * counters): a race test on such a kernel tests speculation only if
- * spf_success moved. The counters are system-wide.
+ * What a race test sets vm.speculative_page_fault to: SPF_TEST_SYSCTL,
+ * default 1. With 0, every race test must fail: that is how a test suite
+ * shows the race tests test speculation.
  */
-#define SPF_STATS_BEGIN(st) struct spf_stats st; spf_stats(&st)
-#define SPF_STATS_END(st) do { \
-	struct spf_stats __st1; \
-	char __d[1024]; \
-	spf_stats(&__st1); \
-	spf_delta(&(st), &__st1, __d, sizeof(__d)); \
-	if ((st).n) \
-		TH_LOG("speculative page fault counters:%s", \
-		       __d[0] ? __d : " none moved"); \
-} while (0)
+static inline int test_sysctl(void)
+{
+	const char *s = getenv("SPF_TEST_SYSCTL");
+
+	return s && *s ? atoi(s) : 1;
+}
+
+struct spf_run {
+	int saved;		/* the sysctl before the test; -1: none */
+	struct spf_stats st0;
+};
+
+static inline long long spf_stat_delta(const struct spf_run *r,
+				       const struct spf_stats *st1,
+				       const char *name)
+{
+	for (int i = 0; i < r->st0.n && i < st1->n; i++)
+		if (!strcmp(r->st0.name[i], name))
+			return st1->v[i] - r->st0.v[i];
+	return 0;
+}
+
+/* Set the sysctl for the race and note the counters. */
+static inline void spf_run_begin(struct __test_metadata *_metadata,
+				 struct spf_run *r)
+{
+	r->saved = spf_sysctl_read();
+	if (r->saved >= 0 && spf_sysctl_write(test_sysctl())) {
+		TH_LOG("cannot write %s: %s", SPF_SYSCTL, strerror(errno));
+		_metadata->passed = 0;
+	}
+	spf_stats(&r->st0);
+}
+
+/*
+ * After the race: put the sysctl back, log what speculation did, and fail
+ * unless speculative faults completed (spf_success moved) and, when
+ * overlap[] names counters, one of those moved: speculative faults that a
+ * writer overlapped and that gave up because of it, proof that the race
+ * this test is about happened. Skip only on a kernel without counters.
+ */
+static inline void spf_run_end(struct __test_metadata *_metadata,
+			       struct spf_run *r, const char *const *overlap)
+{
+	struct spf_stats st1;
+	long long success, raced = 0;
+	char d[1024], names[256] = "";
+	size_t k = 0;
+
+	spf_stats(&st1);
+	if (r->saved >= 0 && spf_sysctl_write(r->saved))
+		TH_LOG("cannot restore %s to %d", SPF_SYSCTL, r->saved);
+	if (!r->st0.n) {
+		if (_metadata->passed)
+			SKIP(return, "no spf_* counters in /proc/vmstat: this kernel has no speculative page faults");
+		return;
+	}
+	spf_delta(&r->st0, &st1, d, sizeof(d));
+	TH_LOG("speculative page fault counters:%s", d[0] ? d : " none moved");
+	success = spf_stat_delta(r, &st1, "spf_success");
+	for (int i = 0; overlap && overlap[i]; i++) {
+		raced += spf_stat_delta(r, &st1, overlap[i]);
+		k += snprintf(names + k, sizeof(names) - k, "%s%s",
+			      i ? " + " : "", overlap[i]);
+	}
+	if (success <= 0)
+		TH_LOG("no speculative fault completed (vm.speculative_page_fault=%d): the race was not tested",
+		       test_sysctl());
+	EXPECT_LT(0, success);
+	if (overlap && overlap[0]) {
+		TH_LOG("the race happened %lld times (%s)", raced, names);
+		EXPECT_LT(0, raced);
+	}
+}
+
+/*
+ * SPF_BEGIN(r) before the race; SPF_END(r, "spf_abort_...", ...) after
+ * it, naming the abort counters that the race makes move, or
+ * SPF_END(r, NULL) where no counter shows the race.
+ */
+#define SPF_BEGIN(r) struct spf_run r; spf_run_begin(_metadata, &r)
+#define SPF_END(r, ...) \
+	spf_run_end(_metadata, &(r), (const char *const[]){ __VA_ARGS__, NULL })
 
 /* An anonymous mapping, THP off: faults stay at the PTE level. */
 static inline char *map_anon(void *addr, size_t len, int extra_flags)

@@ -277,7 +277,7 @@ TEST_F_TIMEOUT(uffd, register_race, SPF_TIMEOUT)
 	for (int i = 0; i < c.nthreads; i++)
 		args[i] = (struct targ){ .c = &c, .id = i };
 
-	SPF_STATS_BEGIN(spf0);
+	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
 	th.keep_nice = true;	/* the handler serves the faulting threads */
@@ -323,7 +323,7 @@ TEST_F_TIMEOUT(uffd, register_race, SPF_TIMEOUT)
 	pthread_barrier_wait(&c.start);
 	team_join(&tm);
 	team_join(&th);
-	SPF_STATS_END(spf0);
+	SPF_END(spf0, "spf_abort_vma_changed", "spf_abort_vma_busy");
 	munmap(c.base, c.len);
 	rss1 = rss_anon_pages();
 

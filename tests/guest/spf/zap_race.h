@@ -41,6 +41,8 @@ struct zap_ctx {
 	int nthreads;
 	/* empty [base, base + len): returns 0 or an errno */
 	int (*zap)(struct zap_ctx *c);
+	/* abort counters the zap makes move, NULL-terminated; NULL: none */
+	const char *const *overlap;
 	atomic_long started, done;	/* zaps */
 	atomic_long progress;		/* writes */
 	atomic_int stop;
@@ -158,7 +160,7 @@ static long zap_race(struct __test_metadata *_metadata, struct zap_ctx *c)
 	for (int i = 0; i < c->nthreads; i++)
 		args[i] = (struct zap_targ){ .c = c, .id = i };
 
-	SPF_STATS_BEGIN(spf0);
+	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
 	if (team_start(&tm, c->nthreads, zap_worker, args, sizeof(args[0]))) {
@@ -179,7 +181,7 @@ static long zap_race(struct __test_metadata *_metadata, struct zap_ctx *c)
 	}
 	atomic_store(&c->stop, 1);
 	team_join(&tm);
-	SPF_STATS_END(spf0);
+	spf_run_end(_metadata, &spf0, c->overlap);
 
 	/* every word, with no zap running */
 	for (int t = 0; t < c->nthreads; t++) {
