@@ -269,4 +269,156 @@ TEST_F_TIMEOUT(mprotect, race, SPF_TIMEOUT)
 
 SPF_SCALE_TIMEOUT(mprotect, race)
 
+/*
+ * The same check with faults in flight whenever mprotect() runs: thread t
+ * writes its word of its own page t over and over, emptying the page with
+ * MADV_DONTNEED after each write until mprotect() has been called, so
+ * every write is a fault that allocates a page. mprotect() always changes
+ * the whole VMA (no split, whose own marks would hide a missing one in
+ * mprotect_fixup()). A fault that copied the VMA while it was writable
+ * and set its PTE after change_protection() had passed leaves the page
+ * writable: the thread's next write, after mprotect() returned, must
+ * fail and does not. With PROT_NONE a read must fail too.
+ */
+static void *refault_worker(void *arg)
+{
+	struct targ *a = arg;
+	struct ctx *c = a->c;
+	int t = a->id;
+	unsigned seq = 0;
+
+	for (;;) {
+		volatile uint64_t *w;
+		bool verified = false;
+		int r;
+
+		pthread_barrier_wait(&c->start);
+		if (atomic_load(&c->stop))
+			break;
+		r = c->round;
+		w = word_of(c->base, t, t);
+		while (!verified && !failed(c->fb)) {
+			bool last = atomic_load(&c->changed) == r;
+			bool after = last;
+			uint64_t v, nv = mkval(r, t, t, ++seq);
+
+			if (probe_write(w, nv)) {
+				round_fault(c, r, t, w, true);
+			} else if (after) {
+				fail(c->fb, "round %d: write to page %d succeeded after mprotect(%s) of the whole VMA returned",
+				     r, t, prot_name(c->prot));
+			} else {
+				c->expect[t][t] = nv;
+				atomic_fetch_add(&c->progress, 1);
+			}
+			if (!probe_read(w, &v)) {
+				if (after && c->prot == PROT_NONE)
+					fail(c->fb, "round %d: read of page %d succeeded after mprotect(PROT_NONE) returned",
+					     r, t);
+				else if (v != c->expect[t][t])
+					fail(c->fb, "round %d: read of %p returned %#lx, expected %#lx",
+					     r, (void *)w, (unsigned long)v,
+					     (unsigned long)c->expect[t][t]);
+				atomic_fetch_add(&c->checked, 1);
+			} else {
+				round_fault(c, r, t, w, false);
+			}
+			/* empty the page until mprotect() is called, never after */
+			if (atomic_load(&c->changing) != r) {
+				if (madvise((void *)(c->base + t * PS), PS,
+					    MADV_DONTNEED))
+					fail(c->fb, "round %d: MADV_DONTNEED: %s",
+					     r, strerror(errno));
+				c->expect[t][t] = 0;
+			}
+			verified = last;
+		}
+		pthread_barrier_wait(&c->done);
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(mprotect, refault, SPF_TIMEOUT)
+{
+	struct ctx *c;
+	struct targ args[MAX_THREADS];
+	struct team tm = { 0 };
+	uint64_t seed0 = test_seed(), seed = seed0;
+	double end = now_s() + test_seconds();
+	long rounds = 0;
+
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	ASSERT_NE(MAP_FAILED, c);
+	c->nthreads = test_threads();
+	c->len = c->nthreads * PS;
+	c->fb = failbox_new();
+	ASSERT_NE(NULL, c->fb);
+	c->base = self->base = map_anon(NULL, c->len, 0);
+	self->len = c->len;
+	ASSERT_NE(NULL, c->base);
+	c->lo = 0;
+	c->hi = c->nthreads;
+	atomic_init(&c->changing, -1);
+	atomic_init(&c->changed, -1);
+	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
+	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
+	for (int i = 0; i < c->nthreads; i++)
+		args[i] = (struct targ){ .c = c, .id = i };
+
+	SPF_BEGIN(spf0);
+	ASSERT_EQ(0, team_start(&tm, c->nthreads, refault_worker, args,
+				sizeof(args[0])));
+	for (int r = 0; ; r++) {
+		c->round = r;
+		c->prot = r % 2 ? PROT_READ : PROT_NONE;
+		if (mprotect(c->base, c->len, PROT_READ | PROT_WRITE))
+			fail(c->fb, "round %d: mprotect(RW): %s", r,
+			     strerror(errno));
+		atomic_store(&c->progress, 0);
+		pthread_barrier_wait(&c->start);
+		wait_progress(&c->progress, 1 + rnd(&seed) % 64, end + 1);
+		atomic_store(&c->changing, r);
+		if (mprotect(c->base, c->len, c->prot))
+			fail(c->fb, "round %d: mprotect(%s): %s", r,
+			     prot_name(c->prot), strerror(errno));
+		atomic_store(&c->changed, r);
+		pthread_barrier_wait(&c->done);
+		rounds++;
+
+		/* what each thread wrote last is there */
+		if (c->prot == PROT_NONE &&
+		    mprotect(c->base, c->len, PROT_READ))
+			fail(c->fb, "round %d: mprotect(PROT_READ): %s", r,
+			     strerror(errno));
+		for (int t = 0; t < c->nthreads; t++) {
+			uint64_t v = *word_of(c->base, t, t);
+
+			if (v != c->expect[t][t])
+				fail(c->fb, "round %d: after mprotect(%s), thread %d's word is %#lx, it wrote %#lx",
+				     r, prot_name(c->prot), t, (unsigned long)v,
+				     (unsigned long)c->expect[t][t]);
+		}
+		if (now_s() > end || failed(c->fb))
+			break;
+	}
+	atomic_store(&c->stop, 1);
+	pthread_barrier_wait(&c->start);
+	team_join(&tm);
+	SPF_END(spf0, "spf_abort_vma_changed", "spf_abort_vma_busy");
+
+	TH_LOG("%ld rounds, %ld values checked, %ld SIGSEGVs, seed %#lx",
+	       rounds, atomic_load(&c->checked), atomic_load(&c->segv),
+	       (unsigned long)seed0);
+	failbox_report(c->fb);
+	EXPECT_EQ(0, failed(c->fb));
+	EXPECT_LT(0, rounds);
+	pthread_barrier_destroy(&c->start);
+	pthread_barrier_destroy(&c->done);
+	failbox_free(c->fb);
+	munmap(c, sizeof(*c));
+}
+
+SPF_SCALE_TIMEOUT(mprotect, refault)
+
 TEST_HARNESS_MAIN
