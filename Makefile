@@ -69,7 +69,7 @@ soak: deps-test tree kernel-spf-debug tests-build
 	@tests/soak
 
 clean:
-	rm -rf build/kernels build/qemu build/tests
+	rm -rf build/kernels build/qemu build/tests build/model
 	@$(MAKE) -s -C bench/multi-fault-all clean
 	@$(MAKE) -s -C perf-scripts/report clean
 	@$(MAKE) -s -C perf-scripts/slab-peak clean
