@@ -3,7 +3,8 @@
  * multi-fault-all: page-fault scalability benchmark.
  *
  * A rewrite of KAMEZAWA Hiroyuki's 2010 multi-fault-all.c test. N threads,
- * each pinned to its own CPU, fault on their own slot of one anonymous
+ * each pinned to its own CPU (round-robin when there are more threads than
+ * CPUs, with a warning), fault on their own slot of one anonymous
  * private mapping. Each round every thread writes one byte to every page of
  * its slot, then the pages are dropped with MADV_DONTNEED so the next round
  * faults them again. The fault path is exercised concurrently from many
@@ -15,7 +16,9 @@
  * (--writer), or, to tell what a second busy CPU costs by itself, an extra
  * thread that only spins in user space (--busy).
  *
- * Output: one line in words, then one "RESULT key=value ..." line.
+ * Output: one line in words, then one "RESULT key=value ..." line; on
+ * stderr, one line at the start saying what runs, and a warning when the
+ * threads outnumber the CPUs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -66,7 +69,7 @@ struct config {
 	bool thp;
 	bool writer;
 	bool busy;
-	bool oversubscribe;
+	bool strict_cpus;		/* refuse more threads than CPUs */
 };
 
 /* One fault thread. Aligned so results written at the end share no line. */
@@ -92,6 +95,7 @@ struct writer {
 
 struct bench {
 	struct config cfg;
+	unsigned int ncpus;		/* CPUs this process may run on */
 	size_t page_size;
 	size_t slot_stride;
 	struct worker *workers;
@@ -116,7 +120,7 @@ static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const ch
 {
 	va_list ap;
 
-	fprintf(stderr, PROG ": ");
+	fprintf(stderr, PROG ": error: ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -127,7 +131,7 @@ static void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const ch
 /* System call failures: perror-style, exit status 1. */
 static void __attribute__((noreturn)) die_errno(const char *what)
 {
-	fprintf(stderr, PROG ": %s: %s\n", what, strerror(errno));
+	fprintf(stderr, PROG ": error: %s: %s\n", what, strerror(errno));
 	exit(1);
 }
 
@@ -169,14 +173,24 @@ static void usage(void)
 	       "                      system calls: what a second busy CPU costs the fault\n"
 	       "                      threads by itself (shared caches, SMT, an emulator's\n"
 	       "                      threads); the baseline for --writer's cost\n"
-	       "  --oversubscribe     allow more THREADS than CPUs, pinned round-robin\n"
+	       "  --strict-cpus       refuse more THREADS than CPUs (for scripts whose numbers\n"
+	       "                      assume a CPU per thread); without it more threads run,\n"
+	       "                      pinned round-robin, with a warning on stderr\n"
+	       "  --oversubscribe     accepted for old scripts; more threads than CPUs is the\n"
+	       "                      default now\n"
 	       "  -h, --help          show this help and exit\n"
+	       "\n"
+	       "With more THREADS than CPUs (say 'perf stat ./multi-fault-all 8', the 2010\n"
+	       "command line, on a 2-CPU machine) the threads share CPUs: faults/s per thread\n"
+	       "and the scaling with THREADS are not what a machine with that many CPUs shows.\n"
 	       "\n"
 	       "Output: one line in words, then one line 'RESULT key=value ...' with threads,\n"
 	       "madvise, vma, thp, writer, busy, seconds, rounds, pages_touched, faults,\n"
 	       "faults_per_sec, per_thread_faults_per_sec, writer_ops, writer_ops_per_sec,\n"
-	       "fault_length and oversubscribe.\n"
-	       "Exit status: 0 on success, 1 when a system call fails, 2 on bad arguments.\n");
+	       "fault_length and oversubscribe (1 when THREADS outnumbered the CPUs).\n"
+	       "On stderr: one line at the start saying what runs.\n"
+	       "Exit status: 0 on success; 1 when a system call fails or no round completed\n"
+	       "in --seconds (no rate to give); 2 on bad arguments.\n");
 }
 
 static double now(void)
@@ -260,7 +274,8 @@ static enum madvise_mode parse_madvise(const char *s)
 
 enum {
 	OPT_SECONDS = 256, OPT_FAULT_LENGTH, OPT_MADVISE, OPT_SAME_VMA,
-	OPT_VMA_PER_THREAD, OPT_THP, OPT_WRITER, OPT_BUSY, OPT_OVERSUBSCRIBE,
+	OPT_VMA_PER_THREAD, OPT_THP, OPT_WRITER, OPT_BUSY, OPT_STRICT_CPUS,
+	OPT_OVERSUBSCRIBE,
 };
 
 static const struct option long_options[] = {
@@ -272,6 +287,7 @@ static const struct option long_options[] = {
 	{ "thp",		no_argument,		NULL, OPT_THP },
 	{ "writer",		no_argument,		NULL, OPT_WRITER },
 	{ "busy",		no_argument,		NULL, OPT_BUSY },
+	{ "strict-cpus",	no_argument,		NULL, OPT_STRICT_CPUS },
 	{ "oversubscribe",	no_argument,		NULL, OPT_OVERSUBSCRIBE },
 	{ "help",		no_argument,		NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -332,8 +348,11 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 		case OPT_BUSY:
 			cfg->busy = true;
 			break;
+		case OPT_STRICT_CPUS:
+			cfg->strict_cpus = true;
+			break;
 		case OPT_OVERSUBSCRIBE:
-			cfg->oversubscribe = true;
+			/* What it asked for is the default now. */
 			break;
 		case 'h':
 			usage();
@@ -368,8 +387,10 @@ static unsigned int allowed_cpus(int *cpus)
 }
 
 /*
- * Default THREADS to one per allowed CPU and refuse more unless asked, then
- * give the i-th thread the i-th allowed CPU (round-robin when oversubscribed).
+ * Default THREADS to one per allowed CPU, then give the i-th thread the
+ * i-th allowed CPU, round-robin when there are more threads than CPUs.
+ * The 2010 test is typed as "multi-fault-all 8": on a smaller machine it
+ * runs, with a warning, unless a script asked for --strict-cpus.
  */
 static void assign_cpus(struct bench *b)
 {
@@ -377,10 +398,11 @@ static void assign_cpus(struct bench *b)
 	struct config *cfg = &b->cfg;
 	unsigned int ncpus = allowed_cpus(cpus);
 
+	b->ncpus = ncpus;
 	if (!cfg->nthreads)
 		cfg->nthreads = ncpus < MAX_THREADS ? ncpus : MAX_THREADS;
-	if (cfg->nthreads > ncpus && !cfg->oversubscribe)
-		usage_error("%u threads but only %u CPUs available; --oversubscribe allows more threads than CPUs",
+	if (cfg->nthreads > ncpus && cfg->strict_cpus)
+		usage_error("%u threads but only %u CPUs available, and --strict-cpus asks for one CPU per thread",
 			    cfg->nthreads, ncpus);
 	b->workers = calloc(cfg->nthreads, sizeof(*b->workers));
 	if (!b->workers)
@@ -677,11 +699,41 @@ static void join_threads(struct bench *b)
 	}
 }
 
+/* "madvise=serial, one VMA, THP off, no writer": the mode in words. */
+static void print_mode(FILE *f, const struct config *cfg)
+{
+	fprintf(f, "madvise=%s, %s, THP %s, %s",
+		cfg->madvise == MADVISE_EACH ? "each" : "serial",
+		cfg->vma_per_thread ? "one VMA per thread" : "one VMA",
+		cfg->thp ? "allowed" : "off",
+		cfg->writer ? "with writer" : cfg->busy ? "with busy thread" : "no writer");
+}
+
+/*
+ * One line on stderr before the run (without arguments it runs for a
+ * minute and says nothing until the end), and what sharing CPUs does to
+ * the numbers when the threads outnumber them.
+ */
+static void announce(const struct bench *b)
+{
+	const struct config *cfg = &b->cfg;
+
+	fprintf(stderr, PROG ": %u fault thread%s on %u CPU%s for %g s, ", cfg->nthreads,
+		cfg->nthreads == 1 ? "" : "s", b->ncpus, b->ncpus == 1 ? "" : "s", cfg->seconds);
+	print_mode(stderr, cfg);
+	fprintf(stderr, " (--help for the options)\n");
+	if (cfg->nthreads > b->ncpus)
+		fprintf(stderr, PROG ": warning: %u threads share %u CPUs: faults/s per thread and the scaling with threads are not comparable to a machine with %u CPUs\n",
+			cfg->nthreads, b->ncpus, cfg->nthreads);
+}
+
 static void run(struct bench *b)
 {
 	start_threads(b);
 	/* Mapped after the thread stacks exist, so that none lands in a gap. */
 	map_slots(b);
+	/* After the mappings: a failed mmap is the only line on stderr. */
+	announce(b);
 	barrier(&b->start);
 	join_threads(b);
 }
@@ -700,12 +752,9 @@ static void report(const struct bench *b)
 	fps = b->elapsed > 0 ? faults / b->elapsed : 0;
 	wps = b->writer.seconds > 0 ? b->writer.ops / b->writer.seconds : 0;
 
-	printf("%u thread%s, madvise=%s, %s, THP %s, %s: %llu rounds in %.3f s, "
-	       "%llu pages touched, %llu faults, %.1f faults/s (%.1f per thread)",
-	       cfg->nthreads, cfg->nthreads == 1 ? "" : "s", madv,
-	       cfg->vma_per_thread ? "one VMA per thread" : "one VMA",
-	       cfg->thp ? "allowed" : "off",
-	       cfg->writer ? "with writer" : cfg->busy ? "with busy thread" : "no writer",
+	printf("%u thread%s, ", cfg->nthreads, cfg->nthreads == 1 ? "" : "s");
+	print_mode(stdout, cfg);
+	printf(": %llu rounds in %.3f s, %llu pages touched, %llu faults, %.1f faults/s (%.1f per thread)",
 	       (unsigned long long)b->rounds, b->elapsed, (unsigned long long)touched,
 	       (unsigned long long)faults, fps, fps / cfg->nthreads);
 	if (cfg->writer)
@@ -722,7 +771,8 @@ static void report(const struct bench *b)
 	       cfg->thp ? "on" : "off", cfg->writer, cfg->busy, b->elapsed,
 	       (unsigned long long)b->rounds, (unsigned long long)touched,
 	       (unsigned long long)faults, fps, fps / cfg->nthreads,
-	       (unsigned long long)b->writer.ops, wps, cfg->fault_length, cfg->oversubscribe);
+	       (unsigned long long)b->writer.ops, wps, cfg->fault_length,
+	       cfg->nthreads > b->ncpus);
 }
 
 int main(int argc, char **argv)
@@ -736,6 +786,12 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &b.cfg, b.page_size);
 	setup(&b);
 	run(&b);
+	/* A rate over no round would be the time it took to start and stop. */
+	if (!b.rounds) {
+		fprintf(stderr, PROG ": error: no round completed in --seconds=%g (a round faults %zu pages per thread): no rate to report; run longer\n",
+			b.cfg.seconds, b.cfg.fault_length / b.page_size);
+		return 1;
+	}
 	report(&b);
 	if (fflush(stdout) == EOF)
 		die_errno("stdout");
