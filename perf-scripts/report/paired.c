@@ -21,13 +21,13 @@
 
 #define CONFIDENCE 0.95
 
-static void __attribute__((noreturn)) usage_fail(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "paired: ");
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	exit(2);
-}
+static const char usage[] =
+	"usage: perf-scripts/report/paired DIR\n"
+	"Summarise an in-boot A/B comparison (scripts/compare-sysctl): DIR/boot-N/\n"
+	"pairs.txt has lines \"pair N A B\", the faults/s of a run with setting A\n"
+	"and one with B in the same boot. Prints B/A per boot and over all pairs\n"
+	"(geometric mean) with a 95% confidence interval and a t-test's p.\n"
+	"Exit status: 0; 2 on bad usage or fewer than two pairs.\n";
 
 /* The t with two-sided p-value 1 - CONFIDENCE at df degrees of freedom. */
 static double t_quantile(double df)
@@ -71,18 +71,32 @@ int main(int argc, char **argv)
 {
 	double *v = NULL, m, sd, half, t, p;
 	size_t n = 0, cap = 0, first, got;
+	const char *dir = NULL;
 	char path[4096];
-	int boot, boots = 0;
+	int i, only_args = 0, boot, boots = 0;
 
-	if (argc == 2 && !strcmp(argv[1], "--help")) {
-		puts("usage: paired DIR (DIR/boot-N/pairs.txt: \"pair N A B\")");
-		return 0;
+	prog = "paired";
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (only_args || a[0] != '-' || !a[1]) {
+			if (dir)
+				fatal("one DIR expected, not '%s' too (see --help)", a);
+			dir = a;
+		} else if (!strcmp(a, "--")) {
+			only_args = 1;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage, stdout);
+			return 0;
+		} else {
+			fatal("unknown option '%s' (see --help)", a);
+		}
 	}
-	if (argc != 2)
-		usage_fail("%s", "usage: paired DIR (DIR/boot-N/pairs.txt: \"pair N A B\")");
+	if (!dir)
+		fatal("usage: paired DIR (see --help)");
 	printf("%-6s %6s  %s\n", "boot", "pairs", "B/A");
 	for (boot = 1; boot < 1000; boot++) {
-		snprintf(path, sizeof(path), "%s/boot-%d/pairs.txt", argv[1], boot);
+		snprintf(path, sizeof(path), "%s/boot-%d/pairs.txt", dir, boot);
 		first = n;
 		got = read_pairs(path, &v, &n, &cap);
 		if (!got)
@@ -91,7 +105,7 @@ int main(int argc, char **argv)
 		printf("%-6d %6zu  %.4f\n", boot, got, exp(stats_mean(v + first, got)));
 	}
 	if (n < 2)
-		usage_fail("%s: fewer than two pairs in boot-1/pairs.txt, boot-2/...", argv[1]);
+		fatal("%s: fewer than two pairs in boot-1/pairs.txt, boot-2/...", dir);
 	m = stats_mean(v, n);
 	sd = stats_stddev(v, n);
 	half = t_quantile(n - 1) * sd / sqrt(n);

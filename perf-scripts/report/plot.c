@@ -3,6 +3,9 @@
  * Write FILE.dat and FILE.gp next to FILE.png and run gnuplot on them.
  * gnuplot runs in that directory and the script names its files without
  * a path, so the three files can be moved together and redrawn by hand.
+ * gnuplot draws into a temporary file beside FILE.png, renamed over it
+ * once complete: a failed plot leaves the old one, and nothing but a
+ * regular file is ever replaced (--plot /dev/null must not unlink it).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,7 +24,7 @@
 static void plot_error(const char *fmt, const char *arg)
 {
 	fflush(stdout);
-	fprintf(stderr, "%s: ", prog);
+	fprintf(stderr, "%s: error: ", prog);
 	fprintf(stderr, fmt, arg);
 	fputc('\n', stderr);
 }
@@ -86,15 +89,16 @@ static void write_data(const struct report *r, FILE *f)
 
 static void write_settings(const struct report *r, FILE *f, const char *png)
 {
-	fputs("# Written by compare-kernels; redraw with: gnuplot <this file>\n"
+	fputs("# Written by perf-scripts/report/report; redraw with: gnuplot <this file>\n"
 	      "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
 	      "\tset terminal pngcairo size 1000,560 noenhanced font \",10\"\n"
 	      "} else {\n"
 	      "\tset terminal png size 1000,560 noenhanced\n"
-	      "}\n", f);
-	fputs("set output ", f);
+	      "}\n"
+	      "# report draws into a temporary file: gnuplot -e \"png='...'\"\n"
+	      "if (!exists(\"png\")) png = ", f);
 	put_quoted(f, png);
-	fprintf(f, "\nset title \"multi-fault-all: faults/s, harmonic mean of the runs, error bars min..max\\n"
+	fprintf(f, "\nset output png\nset title \"multi-fault-all: faults/s, harmonic mean of the runs, error bars min..max\\n"
 		"labels: change against the baseline (first bar), * significant (Welch's t-test, p < 0.05)\"\n"
 		"set ylabel 'faults/s (higher is better)'\n"
 		"set style data histogram\n"
@@ -195,22 +199,49 @@ static int in_path(const char *cmd)
 	return found;
 }
 
-/* gnuplot's own messages go to stderr as they are; 0 if it succeeded. */
-static int run_gnuplot(const char *dir, const char *script)
+/* "png='NAME'" for gnuplot -e, NAME quoted as gnuplot wants; caller frees. */
+static char *png_assignment(const char *name)
 {
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f) {
+		fprintf(stderr, "%s: error: out of memory\n", prog);
+		exit(1);
+	}
+	fputs("png=", f);
+	put_quoted(f, name);
+	if (fclose(f)) {
+		fprintf(stderr, "%s: error: out of memory\n", prog);
+		exit(1);
+	}
+	return s;
+}
+
+/*
+ * gnuplot draws into out (a name in dir); its own messages go to stderr
+ * as they are. 0 if it succeeded.
+ */
+static int run_gnuplot(const char *dir, const char *script, const char *out)
+{
+	char *assign = png_assignment(out);
 	int status;
 	pid_t pid;
 
 	fflush(NULL);
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		free(assign);
 		return -1;
+	}
 	if (!pid) {
 		if (chdir(dir))
 			_exit(127);
-		execlp("gnuplot", "gnuplot", script, (char *)NULL);
+		execlp("gnuplot", "gnuplot", "-e", assign, script, (char *)NULL);
 		_exit(127);
 	}
+	free(assign);
 	if (waitpid(pid, &status, 0) < 0)
 		return -1;
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
@@ -223,6 +254,35 @@ static int nonempty(const char *path)
 	return !stat(path, &st) && S_ISREG(st.st_mode) && st.st_size > 0;
 }
 
+/* What a path that is not a regular file is, for the message. */
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISLNK(mode))
+		return "a symbolic link";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a regular file";
+}
+
+/* 0 when path does not exist or is a regular file, else -1 and *mode. */
+static int replaceable(const char *path, mode_t *mode)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return 0;
+	*mode = st.st_mode;
+	return S_ISREG(st.st_mode) ? 0 : -1;
+}
+
 /* "out/x.png" -> "out/x"; anything without .png keeps its name. */
 static char *stem(const char *png)
 {
@@ -233,12 +293,64 @@ static char *stem(const char *png)
 	return xstrdup(png);
 }
 
+void plot_check_paths(const char *png)
+{
+	char *base = stem(png);
+	char *paths[] = { xstrdup(png), xasprintf("%s.gp", base), xasprintf("%s.dat", base) };
+	mode_t mode;
+	size_t i;
+
+	if (replaceable(png, &mode))
+		fatal("--plot %s: it is %s, not a regular file: not replacing it",
+		      png, file_kind(mode));
+	for (i = 1; i < ARRAY_SIZE(paths); i++)
+		if (replaceable(paths[i], &mode))
+			fatal("--plot %s: %s beside it is %s, not a regular file: not replacing it",
+			      png, paths[i], file_kind(mode));
+	for (i = 0; i < ARRAY_SIZE(paths); i++)
+		free(paths[i]);
+	free(base);
+}
+
+/*
+ * A new, empty file beside png, with the mode a created file gets (mkstemp
+ * makes it 0600); its path, or NULL after saying why.
+ */
+static char *temp_beside(const char *dir, const char *png)
+{
+	char *name = base_name(png), *tmp = xasprintf("%s/.%s.XXXXXX", dir, name);
+	mode_t mask = umask(0);
+	int fd, err;
+
+	umask(mask);
+	free(name);
+	fd = mkstemp(tmp);
+	err = fd < 0;
+	if (!err) {
+		err = fchmod(fd, 0666 & ~mask);
+		if (close(fd))
+			err = -1;
+	}
+	if (err) {
+		char *why = xasprintf("%s: %s", tmp, strerror(errno));
+
+		plot_error("cannot create a temporary file for the plot: %s", why);
+		free(why);
+		if (fd >= 0)
+			unlink(tmp);
+		free(tmp);
+		return NULL;
+	}
+	return tmp;
+}
+
 int plot_write(const struct report *r, const char *png)
 {
 	char *base = stem(png), *dir = parent_dir(png);
 	char *gp = xasprintf("%s.gp", base), *dat = xasprintf("%s.dat", base);
-	char *gp_name = base_name(gp);
+	char *gp_name = base_name(gp), *tmp = NULL, *tmp_name = NULL;
 	int ret = EXIT_PLOT;
+	mode_t mode;
 
 	if (write_files(r, dat, gp, png))
 		goto out;
@@ -247,17 +359,36 @@ int plot_write(const struct report *r, const char *png)
 			   gp);
 		goto out;
 	}
-	unlink(png);
-	if (run_gnuplot(dir, gp_name) || !nonempty(png)) {
+	tmp = temp_beside(dir, png);
+	if (!tmp)
+		goto out;
+	tmp_name = base_name(tmp);
+	if (run_gnuplot(dir, gp_name, tmp_name) || !nonempty(tmp)) {
 		plot_error("gnuplot failed to draw %s", png);
+		goto out;
+	}
+	/* Checked again: it may have become something else meanwhile. */
+	if (replaceable(png, &mode)) {
+		plot_error("%s is no longer a regular file: not replacing it", png);
+		goto out;
+	}
+	if (rename(tmp, png)) {
+		char *why = xasprintf("%s: %s", png, strerror(errno));
+
+		plot_error("cannot rename the plot to %s", why);
+		free(why);
 		goto out;
 	}
 	ret = 0;
 out:
+	if (ret && tmp)
+		unlink(tmp);
 	free(base);
 	free(dir);
 	free(gp);
 	free(dat);
 	free(gp_name);
+	free(tmp);
+	free(tmp_name);
 	return ret;
 }

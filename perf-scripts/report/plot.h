@@ -8,6 +8,13 @@
 
 #include "report.h"
 
+/*
+ * Exits with EXIT_USAGE, after one line saying so, when png or the .gp
+ * and .dat beside it exist and are not regular files: the plot replaces
+ * them.
+ */
+void plot_check_paths(const char *png);
+
 /* Returns 0, or EXIT_PLOT after saying on stderr why there is no PNG. */
 int plot_write(const struct report *r, const char *png);
 

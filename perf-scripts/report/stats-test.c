@@ -209,9 +209,22 @@ static void test_edge_cases(void)
 	check("mean", "1..4", stats_mean(mixed, 4), 2.5, 1e-15);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	size_t i;
+
+	/* A test, not a tool; it still answers like the others. */
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fputs("usage: perf-scripts/report/stats-test\n"
+		      "Unit tests of stats.c against SciPy's values, as TAP lines (tests/host/stats).\n"
+		      "Exit status: 0 when all pass; 1 when one fails; 2 on bad usage.\n", stdout);
+		return 0;
+	}
+	if (argc > 1) {
+		fprintf(stderr, "stats-test: error: %s '%s' (no arguments; see --help)\n",
+			argv[1][0] == '-' ? "unknown option" : "unexpected argument", argv[1]);
+		return 2;
+	}
 
 	for (i = 0; i < ARRAY_SIZE(sets); i++) {
 		if (!strcmp(sets[i].name, "large_n"))

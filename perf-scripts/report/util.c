@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Helpers shared by the report tool.
+ * Helpers shared by the report tools (report, paired).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -11,7 +11,8 @@
 
 #include "util.h"
 
-const char *prog = "compare-kernels";
+/* The program's name in its messages; paired sets its own. */
+const char *prog = "report";
 
 /*
  * Problems with the input are the user's to fix: one line naming the
@@ -22,7 +23,7 @@ void fatal(const char *fmt, ...)
 	va_list ap;
 
 	fflush(stdout);
-	fprintf(stderr, "%s: ", prog);
+	fprintf(stderr, "%s: error: ", prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -32,7 +33,7 @@ void fatal(const char *fmt, ...)
 
 static void out_of_memory(void)
 {
-	fprintf(stderr, "%s: out of memory\n", prog);
+	fprintf(stderr, "%s: error: out of memory\n", prog);
 	exit(1);
 }
 

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * compare-kernels: compare multi-fault-all results of two or more kernels
- * the way mmtests' compare-kernels.sh does, on stdout as plain text, and
- * optionally as a bar chart.
+ * report: compare multi-fault-all results of two or more kernels the way
+ * mmtests' compare-kernels.sh does, on stdout as plain text, and
+ * optionally as a bar chart. scripts/compare-kernels runs it at the end;
+ * it has its own name so that the two programs' messages cannot be
+ * mistaken for each other.
  *
- * Usage: compare-kernels [--plot FILE.png] KERNELDIR KERNELDIR...
+ * Usage: report [--plot FILE.png] KERNELDIR KERNELDIR...
  * The first KERNELDIR is the baseline. Exit status: 0, 2 for bad usage or
  * unusable input, 3 when the report was printed but the plot was not.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +21,14 @@
 #include "util.h"
 
 static const char usage[] =
-	"usage: compare-kernels [--plot FILE.png] KERNELDIR KERNELDIR...\n"
+	"usage: perf-scripts/report/report [--plot FILE.png] KERNELDIR KERNELDIR...\n"
 	"Compare multi-fault-all results of two or more kernels, each a\n"
 	"results/<timestamp>/<kernel> directory; the first is the baseline.\n"
 	"  --plot FILE.png  also draw a bar chart with gnuplot (FILE.gp and\n"
-	"                   FILE.dat are written next to it)\n";
+	"                   FILE.dat are written next to it); FILE.png is\n"
+	"                   replaced only if it is a regular file\n"
+	"Exit status: 0; 2 on bad usage or unusable input; 3 when the report was\n"
+	"printed but the plot was not.\n";
 
 struct options {
 	const char *plot;
@@ -52,6 +58,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->plot = argv[i];
 		} else if (!strncmp(a, "--plot=", 7) && a[7]) {
 			o->plot = a + 7;
+		} else if (!strcmp(a, "--plot=")) {
+			fatal("--plot needs a FILE.png argument");
 		} else {
 			fatal("unknown option '%s' (see --help)", a);
 		}
@@ -59,6 +67,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 	if (o->ndirs < 2)
 		fatal("need at least two kernel directories, the first being the baseline (got %d; see --help)",
 		      o->ndirs);
+	if (o->plot)
+		plot_check_paths(o->plot);
 }
 
 /*
@@ -114,7 +124,7 @@ int main(int argc, char **argv)
 	report_init(&r, k, o.ndirs);
 	report_print(&r, stdout);
 	if (fflush(stdout)) {
-		perror(prog);
+		fprintf(stderr, "%s: error: stdout: %s\n", prog, strerror(errno));
 		return 1;
 	}
 	ret = o.plot ? plot_write(&r, o.plot) : 0;
