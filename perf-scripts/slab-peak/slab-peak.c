@@ -34,7 +34,7 @@ static void on_signal(int sig)
 
 static void __attribute__((noreturn)) die(const char *what)
 {
-	fprintf(stderr, PROG ": %s: %s\n", what, strerror(errno));
+	fprintf(stderr, PROG ": error: %s: %s\n", what, strerror(errno));
 	exit(1);
 }
 
@@ -51,7 +51,7 @@ static long sunreclaim_kb(int fd)
 	buf[n] = '\0';
 	p = strstr(buf, "\nSUnreclaim:");
 	if (!p) {
-		fprintf(stderr, PROG ": no SUnreclaim line in /proc/meminfo\n");
+		fprintf(stderr, PROG ": error: no SUnreclaim line in /proc/meminfo\n");
 		exit(1);
 	}
 	return strtol(p + strlen("\nSUnreclaim:"), NULL, 10);
@@ -64,9 +64,18 @@ int main(int argc, char **argv)
 	long base, peak, v;
 	int fd;
 
-	(void)argv;
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fputs("usage: " PROG "\n"
+		      "Sample SUnreclaim in /proc/meminfo every 100 ms until SIGTERM or SIGINT,\n"
+		      "then print \"slab_unreclaimable_peak_kb N\": the highest reading minus\n"
+		      "the first. No arguments.\n"
+		      "Exit status: 0; 1 when /proc/meminfo cannot be read; 2 on bad usage.\n",
+		      stdout);
+		return 0;
+	}
 	if (argc > 1) {
-		fprintf(stderr, "usage: " PROG " (no arguments; SIGTERM ends it)\n");
+		fprintf(stderr, PROG ": error: %s '%s' (no arguments; see --help)\n",
+			argv[1][0] == '-' ? "unknown option" : "unexpected argument", argv[1]);
 		return 2;
 	}
 	fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
