@@ -2,8 +2,12 @@
 # Kernels build one at a time (each uses every core): this file is serial.
 .NOTPARALLEL:
 .SUFFIXES:
-.PHONY: run ab test soak tree export check-patches check-bisect kernels bench \
+.PHONY: help run ab test soak tree export check-patches check-bisect kernels bench \
 	tests-build clean distclean deps-build deps-run deps-test
+
+# `make` alone prints the targets: nothing builds or installs unless a
+# target says so.
+.DEFAULT_GOAL := help
 
 # Kernels `make run` compares; MAINLINE=1 adds Debian's 6.12 (per-VMA locks).
 # Items may be NAME, LABEL=NAME, LABEL=PATH/TO/bzImage, each with
@@ -15,6 +19,30 @@ RUN_KERNEL_NAMES = $(sort $(foreach i,$(RUN_KERNELS),\
 	$(if $(findstring /,$(i)),,$(call run_item_kernel,$(i)))))
 # Kernels the tests boot.
 TEST_KERNELS ?= base spf spf-debug
+
+help:
+	@printf '%s\n' \
+	'usage: make TARGET [KNOB=VALUE...]   (* installs missing Debian packages first)' \
+	'  run *            build base and spf, compare them under QEMU, print the report' \
+	'  test *           build base, spf, spf-debug and the tests, run every suite' \
+	'  ab *             one kernel, two values of a sysctl, compared in one boot' \
+	'  soak *           the race and stress tests on spf-debug for SOAK_MINUTES' \
+	'  tree *           build/src/linux: the 6.1 source with the series applied' \
+	'  kernel-NAME *    build/kernels/NAME: base, spf, spf-debug, rwsem or mainline' \
+	'  kernels *        the kernels the tests boot (TEST_KERNELS)' \
+	'  tests-build *    the vm selftests and the in-guest tests' \
+	'  check-patches *  every prefix applies, checkpatch --strict has no errors' \
+	'  check-bisect *   every prefix builds and boots, option off and on (hours)' \
+	'  deps-build deps-run deps-test *   only install those packages' \
+	'  export           write build/src/linux back to the patch files and series' \
+	'  bench            the benchmark and the slab sampler' \
+	'  clean distclean  remove what was built (distclean: all of build/)' \
+	'Knobs (scripts/compare-kernels --help, scripts/compare-sysctl --help, ...):' \
+	'  run:  RUN_KERNELS="$(strip $(RUN_KERNELS))" MAINLINE=1 DURATION=2 REPEAT=2' \
+	'        ROUNDS=2 VARIANTS VCPUS GUEST_MEM THP ICOUNT PROFILE_SECONDS RESULTS' \
+	'  ab:   AB_KERNEL=$(AB_KERNEL) AB_SYSCTL=$(AB_SYSCTL) PAIRS VARIANT' \
+	'  test: TEST_KERNELS="$(strip $(TEST_KERNELS))"   soak: SOAK_MINUTES=30' \
+	'  check-bisect: FROM=N BOOT=0 QUICK=1   tree: FORCE=1'
 
 deps-build:
 	@scripts/deps build
