@@ -10,11 +10,17 @@
  * faults them again. The fault path is exercised concurrently from many
  * CPUs on one mm, which is what serialises on mmap_lock.
  *
+ * The mapping may instead be shared, or of a file (a memfd, or an unlinked
+ * file in a given directory) whose slots are written before the run, and
+ * the threads may read a byte of every page instead of writing it: read
+ * faults on cached file pages, which fault-around maps up to 16 at a time.
+ *
  * Optional modes: every thread zaps its own slot instead of one thread
  * zapping all (--madvise=each), one VMA per thread (--vma-per-thread), THP
  * allowed (--thp), and an extra thread taking mmap_lock for write in a loop
  * (--writer), or, to tell what a second busy CPU costs by itself, an extra
- * thread that only spins in user space (--busy).
+ * thread that only spins in user space (--busy); --backing, --shared and
+ * --access choose the mapping and the access.
  *
  * Output: one line in words, then one "RESULT key=value ..." line; on
  * stderr, one line at the start saying what runs, and a warning when the
@@ -22,6 +28,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <math.h>
@@ -34,6 +41,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,8 +65,13 @@
 #define WRITER_GUARD_PAGES	1
 /* Loop turns between two looks at the stop flag of the busy thread. */
 #define BUSY_SPINS		(1UL << 16)
+/* The buffer that fills a file backing before the run, a page at a time. */
+#define FILL_BYTES		(64UL << 10)
 
 enum madvise_mode { MADVISE_SERIAL, MADVISE_EACH };
+/* What the slots map: anonymous memory, a memfd, a file in a directory. */
+enum backing { BACKING_ANON, BACKING_MEMFD, BACKING_DIR };
+enum access_mode { ACCESS_WRITE, ACCESS_READ };
 
 struct config {
 	unsigned int nthreads;		/* fault threads */
@@ -70,6 +83,10 @@ struct config {
 	bool writer;
 	bool busy;
 	bool strict_cpus;		/* refuse more threads than CPUs */
+	enum backing backing;
+	const char *dir;		/* BACKING_DIR: where the file is made */
+	bool shared;			/* MAP_SHARED rather than MAP_PRIVATE */
+	enum access_mode access;
 };
 
 /* One fault thread. Aligned so results written at the end share no line. */
@@ -80,6 +97,7 @@ struct worker {
 	int cpu;			/* CPU it is pinned to */
 	char *slot;			/* start of its fault_length bytes */
 	uint64_t faults;		/* minor + major faults while measuring */
+	volatile unsigned long sink;	/* --access=read: the bytes' sum */
 } __attribute__((aligned(64)));
 
 /* The writer, or the busy thread: the one unpinned extra thread. */
@@ -98,6 +116,7 @@ struct bench {
 	unsigned int ncpus;		/* CPUs this process may run on */
 	size_t page_size;
 	size_t slot_stride;
+	int fd;				/* the file backing, or -1 */
 	struct worker *workers;
 	struct writer writer;
 	pthread_barrier_t start;	/* fault threads and the writer */
@@ -135,6 +154,20 @@ static void __attribute__((noreturn)) die_errno(const char *what)
 	exit(1);
 }
 
+/* The same, with a formatted "what" (a path, say). */
+static void __attribute__((noreturn, format(printf, 1, 2))) die_errnof(const char *fmt, ...)
+{
+	int err = errno;
+	va_list ap;
+
+	fprintf(stderr, PROG ": error: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, ": %s\n", strerror(err));
+	exit(1);
+}
+
 /* pthread calls return their error instead of setting errno. */
 static void check_pthread(int err, const char *what)
 {
@@ -150,10 +183,11 @@ static void usage(void)
 	       "\n"
 	       "Page-fault scalability benchmark. THREADS fault threads (default: one per CPU\n"
 	       "this process may run on), the i-th pinned to the i-th allowed CPU, each own a\n"
-	       "slot of an anonymous private mapping (slots 8 MiB apart, 2 MiB aligned, so no\n"
-	       "two share a page table). Each round every thread writes one byte to every\n"
-	       "page of its slot, then the pages are dropped with MADV_DONTNEED so the next\n"
-	       "round faults them again. Faults are counted with getrusage(RUSAGE_THREAD).\n"
+	       "slot of one mapping, anonymous and private by default (slots 8 MiB apart,\n"
+	       "2 MiB aligned, so no two share a page table). Each round every thread writes\n"
+	       "(or reads) one byte of every page of its slot, then the pages are dropped\n"
+	       "with MADV_DONTNEED so the next round faults them again. Faults are counted\n"
+	       "with getrusage(RUSAGE_THREAD).\n"
 	       "\n"
 	       "Options:\n"
 	       "  --seconds=S         run for S seconds, fractions allowed (default: 60)\n"
@@ -173,6 +207,21 @@ static void usage(void)
 	       "                      system calls: what a second busy CPU costs the fault\n"
 	       "                      threads by itself (shared caches, SMT, an emulator's\n"
 	       "                      threads); the baseline for --writer's cost\n"
+	       "  --backing=anon      anonymous memory (default)\n"
+	       "  --backing=memfd     a memfd_create() file (tmpfs)\n"
+	       "  --backing=DIR       an unlinked temporary file made in directory DIR (say an\n"
+	       "                      ext4 mount). A file is sized to the whole mapping and\n"
+	       "                      the slots are written with pwrite() before the run, so\n"
+	       "                      read faults find their pages in the page cache\n"
+	       "  --private           a private mapping (default): writes to a file's pages\n"
+	       "                      copy them\n"
+	       "  --shared            a shared mapping (with anon: MAP_SHARED|MAP_ANONYMOUS,\n"
+	       "                      shmem); MADV_DONTNEED then drops only the PTEs, the\n"
+	       "                      pages stay in the page cache\n"
+	       "  --access=write      write one byte per page (default)\n"
+	       "  --access=read       read one byte per page. A read fault on a file or a\n"
+	       "                      shared mapping maps up to 16 cached pages around it\n"
+	       "                      (fault-around, 64 KiB): fewer faults than pages touched\n"
 	       "  --strict-cpus       refuse more THREADS than CPUs (for scripts whose numbers\n"
 	       "                      assume a CPU per thread); without it more threads run,\n"
 	       "                      pinned round-robin, with a warning on stderr\n"
@@ -187,10 +236,14 @@ static void usage(void)
 	       "Output: one line in words, then one line 'RESULT key=value ...' with threads,\n"
 	       "madvise, vma, thp, writer, busy, seconds, rounds, pages_touched, faults,\n"
 	       "faults_per_sec, per_thread_faults_per_sec, writer_ops, writer_ops_per_sec,\n"
-	       "fault_length and oversubscribe (1 when THREADS outnumbered the CPUs).\n"
+	       "fault_length, oversubscribe (1 when THREADS outnumbered the CPUs), backing\n"
+	       "(anon, memfd or dir), mapping (private or shared) and access (read or write).\n"
+	       "Faults are page faults taken, not pages mapped: with fault-around they are\n"
+	       "fewer than pages_touched, and the line in words says so.\n"
 	       "On stderr: one line at the start saying what runs.\n"
-	       "Exit status: 0 on success; 1 when a system call fails or no round completed\n"
-	       "in --seconds (no rate to give); 2 on bad arguments.\n");
+	       "Exit status: 0 on success; 1 when a system call fails (DIR not a directory,\n"
+	       "say) or no round completed in --seconds (no rate to give); 2 on bad\n"
+	       "arguments.\n");
 }
 
 static double now(void)
@@ -272,10 +325,36 @@ static enum madvise_mode parse_madvise(const char *s)
 	usage_error("invalid --madvise '%s': must be 'serial' or 'each'", s);
 }
 
+/* anon, memfd, or any other word: the directory for the file. */
+static enum backing parse_backing(const char *s, const char **dir)
+{
+	if (!strcmp(s, "anon"))
+		return BACKING_ANON;
+	if (!strcmp(s, "memfd"))
+		return BACKING_MEMFD;
+	if (!*s)
+		usage_error("invalid --backing '': must be 'anon', 'memfd' or a directory");
+	/* "--backing --seconds=1" took the next option for its value. */
+	if (*s == '-')
+		usage_error("invalid --backing '%s': must be 'anon', 'memfd' or a directory (./%s for one whose name starts with '-')",
+			    s, s);
+	*dir = s;
+	return BACKING_DIR;
+}
+
+static enum access_mode parse_access(const char *s)
+{
+	if (!strcmp(s, "write"))
+		return ACCESS_WRITE;
+	if (!strcmp(s, "read"))
+		return ACCESS_READ;
+	usage_error("invalid --access '%s': must be 'read' or 'write'", s);
+}
+
 enum {
 	OPT_SECONDS = 256, OPT_FAULT_LENGTH, OPT_MADVISE, OPT_SAME_VMA,
 	OPT_VMA_PER_THREAD, OPT_THP, OPT_WRITER, OPT_BUSY, OPT_STRICT_CPUS,
-	OPT_OVERSUBSCRIBE,
+	OPT_OVERSUBSCRIBE, OPT_BACKING, OPT_PRIVATE, OPT_SHARED, OPT_ACCESS,
 };
 
 static const struct option long_options[] = {
@@ -289,6 +368,10 @@ static const struct option long_options[] = {
 	{ "busy",		no_argument,		NULL, OPT_BUSY },
 	{ "strict-cpus",	no_argument,		NULL, OPT_STRICT_CPUS },
 	{ "oversubscribe",	no_argument,		NULL, OPT_OVERSUBSCRIBE },
+	{ "backing",		required_argument,	NULL, OPT_BACKING },
+	{ "private",		no_argument,		NULL, OPT_PRIVATE },
+	{ "shared",		no_argument,		NULL, OPT_SHARED },
+	{ "access",		required_argument,	NULL, OPT_ACCESS },
 	{ "help",		no_argument,		NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -313,7 +396,7 @@ static void __attribute__((noreturn)) bad_option(int c, char **argv)
 
 static void parse_args(int argc, char **argv, struct config *cfg, size_t page_size)
 {
-	bool same_vma = false;
+	bool same_vma = false, private = false;
 	int c;
 
 	*cfg = (struct config) {
@@ -354,6 +437,18 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 		case OPT_OVERSUBSCRIBE:
 			/* What it asked for is the default now. */
 			break;
+		case OPT_BACKING:
+			cfg->backing = parse_backing(optarg, &cfg->dir);
+			break;
+		case OPT_PRIVATE:
+			private = true;
+			break;
+		case OPT_SHARED:
+			cfg->shared = true;
+			break;
+		case OPT_ACCESS:
+			cfg->access = parse_access(optarg);
+			break;
 		case 'h':
 			usage();
 			exit(0);
@@ -365,6 +460,8 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 		usage_error("--same-vma and --vma-per-thread conflict: give one");
 	if (cfg->writer && cfg->busy)
 		usage_error("--writer and --busy conflict: give one");
+	if (private && cfg->shared)
+		usage_error("--private and --shared conflict: give one");
 	if (argc - optind > 1)
 		usage_error("unexpected extra argument '%s': only THREADS is positional",
 			    argv[optind + 1]);
@@ -421,10 +518,16 @@ static void set_thp(char *addr, size_t len, bool thp)
 	die_errno(thp ? "madvise(MADV_HUGEPAGE)" : "madvise(MADV_NOHUGEPAGE)");
 }
 
-static void map_fixed_rw(char *addr, size_t len)
+/* The mapping of the slots: anonymous memory or the file at offset off. */
+static void map_fixed_rw(const struct bench *b, char *addr, size_t len, off_t off)
 {
-	if (mmap(addr, len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+	int flags = (b->cfg.shared ? MAP_SHARED : MAP_PRIVATE) | MAP_FIXED;
+
+	if (b->fd < 0) {
+		flags |= MAP_ANONYMOUS;
+		off = 0;
+	}
+	if (mmap(addr, len, PROT_READ | PROT_WRITE, flags, b->fd, off) == MAP_FAILED)
 		die_errno("mmap");
 }
 
@@ -462,11 +565,16 @@ static void map_slots(struct bench *b)
 	for (unsigned int i = 0; i < (cfg->vma_per_thread ? cfg->nthreads : 1); i++) {
 		char *start = base + i * b->slot_stride;
 
-		map_fixed_rw(start, mapped);
+		/* A file maps at the slot's own offset: slot i, byte i * stride. */
+		map_fixed_rw(b, start, mapped, (off_t)i * b->slot_stride);
 		set_thp(start, mapped, cfg->thp);
 		if (cfg->vma_per_thread)
 			unmap(start + span, b->slot_stride - span);
 	}
+	/* The mappings hold the file now (unlinked: it goes at exit). */
+	if (b->fd >= 0 && close(b->fd))
+		die_errno("close");
+	b->fd = -1;
 }
 
 /*
@@ -489,6 +597,94 @@ static void reserve_writer(struct bench *b)
 	unmap(w->region, w->length);
 }
 
+/*
+ * An unlinked file in dir: O_TMPFILE where the file system has it, else
+ * mkstemp() and unlink().
+ */
+static int tmpfile_in(const char *dir)
+{
+	struct stat st;
+	char *path;
+	int fd;
+
+	if (stat(dir, &st))
+		die_errnof("--backing=%s", dir);
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		die_errnof("--backing=%s", dir);
+	}
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	/* A file system without O_TMPFILE says EOPNOTSUPP, old kernels EISDIR. */
+	if (errno != EOPNOTSUPP && errno != EISDIR)
+		die_errnof("--backing=%s: open(O_TMPFILE)", dir);
+	if (asprintf(&path, "%s/" PROG ".XXXXXX", dir) < 0)
+		die_errno("asprintf");
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0)
+		die_errnof("--backing=%s: mkstemp", dir);
+	if (unlink(path))
+		die_errnof("unlink %s", path);
+	free(path);
+	return fd;
+}
+
+/*
+ * len bytes at off, so that the pages are in the page cache; a page per
+ * pwrite(), for a page per folio: kernels with large folios in the page
+ * cache (ext4 since 6.16) size a folio by the write and would then map a
+ * whole folio per shared write fault, where 6.1 maps a page.
+ */
+static void fill(int fd, off_t off, size_t len, size_t page_size)
+{
+	static char buf[FILL_BYTES];
+	size_t done = 0, n;
+	ssize_t ret;
+
+	memset(buf, 1, sizeof(buf));
+	while (done < len) {
+		n = len - done < page_size ? len - done : page_size;
+		if (n > sizeof(buf))
+			n = sizeof(buf);
+		ret = pwrite(fd, buf, n, off + done);
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret <= 0) {
+			if (!ret)
+				errno = ENOSPC;
+			die_errno("pwrite to the backing file");
+		}
+		done += ret;
+	}
+}
+
+/*
+ * A file backing: sized to the whole mapping (every slot and the gaps
+ * between them), the slots written, so that read faults hit the page
+ * cache from the first round on. The gaps stay holes.
+ */
+static void open_backing(struct bench *b)
+{
+	struct config *cfg = &b->cfg;
+	size_t total = b->slot_stride * cfg->nthreads;
+
+	b->fd = -1;
+	if (cfg->backing == BACKING_ANON)
+		return;
+	if (cfg->backing == BACKING_MEMFD) {
+		b->fd = memfd_create(PROG, MFD_CLOEXEC);
+		if (b->fd < 0)
+			die_errno("memfd_create");
+	} else {
+		b->fd = tmpfile_in(cfg->dir);
+	}
+	if (ftruncate(b->fd, total))
+		die_errnof("ftruncate of the backing file to %zu bytes", total);
+	for (unsigned int i = 0; i < cfg->nthreads; i++)
+		fill(b->fd, (off_t)i * b->slot_stride, cfg->fault_length, b->page_size);
+}
+
 static void setup(struct bench *b)
 {
 	struct config *cfg = &b->cfg;
@@ -497,6 +693,7 @@ static void setup(struct bench *b)
 	assign_cpus(b);
 	/* The seed's 8 MiB, or the slot plus a 2 MiB gap when that is more. */
 	b->slot_stride = span + PMD_BYTES > MIN_SLOT_STRIDE ? span + PMD_BYTES : MIN_SLOT_STRIDE;
+	open_backing(b);
 	if (cfg->writer)
 		reserve_writer(b);
 	/* Main joins the start barrier: it maps the slots while threads wait. */
@@ -515,6 +712,17 @@ static void touch_pages(char *start, size_t len, size_t page_size)
 
 	for (size_t off = 0; off < len; off += page_size)
 		p[off] = 1;
+}
+
+/* --access=read: one load per page, summed into the thread's sink. */
+static void read_pages(struct worker *w, size_t len, size_t page_size)
+{
+	const volatile char *p = w->slot;
+	unsigned long sum = 0;
+
+	for (size_t off = 0; off < len; off += page_size)
+		sum += p[off];
+	w->sink = sum;
 }
 
 static void zap(char *addr, size_t len)
@@ -582,7 +790,10 @@ static void *fault_thread(void *arg)
 		barrier(&b->round);
 		if (b->stop)
 			break;
-		touch_pages(w->slot, len, b->page_size);
+		if (b->cfg.access == ACCESS_READ)
+			read_pages(w, len, b->page_size);
+		else
+			touch_pages(w->slot, len, b->page_size);
 		barrier(&b->round);
 		zap_slots(w);
 		rounds++;
@@ -699,7 +910,29 @@ static void join_threads(struct bench *b)
 	}
 }
 
-/* "madvise=serial, one VMA, THP off, no writer": the mode in words. */
+static const char *backing_key(const struct config *cfg)
+{
+	switch (cfg->backing) {
+	case BACKING_MEMFD:
+		return "memfd";
+	case BACKING_DIR:
+		return "dir";
+	default:
+		return "anon";
+	}
+}
+
+/* A read fault here maps up to fault_around_bytes of cached pages. */
+static bool fault_around(const struct config *cfg)
+{
+	return cfg->access == ACCESS_READ && (cfg->backing != BACKING_ANON || cfg->shared);
+}
+
+/*
+ * "madvise=serial, one VMA, THP off, no writer": the mode in words, then,
+ * unless the mapping is the default anonymous private one written to,
+ * ", memfd shared mapping, reads" and the like.
+ */
 static void print_mode(FILE *f, const struct config *cfg)
 {
 	fprintf(f, "madvise=%s, %s, THP %s, %s",
@@ -707,6 +940,14 @@ static void print_mode(FILE *f, const struct config *cfg)
 		cfg->vma_per_thread ? "one VMA per thread" : "one VMA",
 		cfg->thp ? "allowed" : "off",
 		cfg->writer ? "with writer" : cfg->busy ? "with busy thread" : "no writer");
+	if (cfg->backing == BACKING_ANON && !cfg->shared && cfg->access == ACCESS_WRITE)
+		return;
+	if (cfg->backing == BACKING_DIR)
+		fprintf(f, ", file in %s", cfg->dir);
+	else
+		fprintf(f, ", %s", cfg->backing == BACKING_MEMFD ? "memfd" : "anonymous");
+	fprintf(f, " %s mapping, %s", cfg->shared ? "shared" : "private",
+		cfg->access == ACCESS_READ ? "reads" : "writes");
 }
 
 /*
@@ -754,9 +995,12 @@ static void report(const struct bench *b)
 
 	printf("%u thread%s, ", cfg->nthreads, cfg->nthreads == 1 ? "" : "s");
 	print_mode(stdout, cfg);
-	printf(": %llu rounds in %.3f s, %llu pages touched, %llu faults, %.1f faults/s (%.1f per thread)",
+	printf(": %llu rounds in %.3f s, %llu pages touched, %llu faults",
 	       (unsigned long long)b->rounds, b->elapsed, (unsigned long long)touched,
-	       (unsigned long long)faults, fps, fps / cfg->nthreads);
+	       (unsigned long long)faults);
+	if (fault_around(cfg))
+		printf(" (fault-around maps up to 16 cached pages per read fault: fewer faults than pages)");
+	printf(", %.1f faults/s (%.1f per thread)", fps, fps / cfg->nthreads);
 	if (cfg->writer)
 		printf(", writer %llu ops, %.1f ops/s", (unsigned long long)b->writer.ops, wps);
 	if (cfg->busy)
@@ -766,13 +1010,16 @@ static void report(const struct bench *b)
 
 	printf("RESULT threads=%u madvise=%s vma=%s thp=%s writer=%d busy=%d seconds=%.3f rounds=%llu "
 	       "pages_touched=%llu faults=%llu faults_per_sec=%.1f per_thread_faults_per_sec=%.1f "
-	       "writer_ops=%llu writer_ops_per_sec=%.1f fault_length=%zu oversubscribe=%d\n",
+	       "writer_ops=%llu writer_ops_per_sec=%.1f fault_length=%zu oversubscribe=%d "
+	       "backing=%s mapping=%s access=%s\n",
 	       cfg->nthreads, madv, cfg->vma_per_thread ? "per-thread" : "same",
 	       cfg->thp ? "on" : "off", cfg->writer, cfg->busy, b->elapsed,
 	       (unsigned long long)b->rounds, (unsigned long long)touched,
 	       (unsigned long long)faults, fps, fps / cfg->nthreads,
 	       (unsigned long long)b->writer.ops, wps, cfg->fault_length,
-	       cfg->nthreads > b->ncpus);
+	       cfg->nthreads > b->ncpus, backing_key(cfg),
+	       cfg->shared ? "shared" : "private",
+	       cfg->access == ACCESS_READ ? "read" : "write");
 }
 
 int main(int argc, char **argv)
