@@ -2,11 +2,12 @@
 /*
  * Helpers shared by the speculative page fault race tests.
  *
- * Every test races threads that fault on anonymous memory against one
- * operation that changes the VMA or its page tables, and checks the data
- * the threads read: which values are legal depends on what the operation
- * had done (begun, returned) when the access started, which the threads
- * learn from counters the operating thread bumps around the system call.
+ * Every test races threads that fault on anonymous memory (file.c: on a
+ * shared file mapping) against one operation that changes the VMA or its
+ * page tables (file.c: or the file), and checks the data the threads
+ * read: which values are legal depends on what the operation had done
+ * (begun, returned) when the access started, which the threads learn from
+ * counters the operating thread bumps around the system call.
  *
  * Faults are observed with a per-thread sigsetjmp()/siglongjmp() handler;
  * the handler is installed with SA_NODEFER, so jumping out of it leaves
@@ -535,7 +536,23 @@ static inline int test_sysctl(void)
 struct spf_run {
 	int saved;		/* the sysctl before the test; -1: none */
 	struct spf_stats st0;
+	/*
+	 * NULL, or a second success counter that must move too, for a test
+	 * whose faults are of one kind: "spf_success_file" says the file
+	 * path ran, not just the anonymous faults of the test's own stacks.
+	 * SPF_BEGIN() sets it to NULL; set it after.
+	 */
+	const char *also_success;
 };
+
+/* Whether /proc/vmstat had a counter of this name. */
+static inline bool spf_stat_known(const struct spf_stats *st, const char *name)
+{
+	for (int i = 0; i < st->n; i++)
+		if (!strcmp(st->name[i], name))
+			return true;
+	return false;
+}
 
 static inline long long spf_stat_delta(const struct spf_run *r,
 				       const struct spf_stats *st1,
@@ -551,6 +568,7 @@ static inline long long spf_stat_delta(const struct spf_run *r,
 static inline void spf_run_begin(struct __test_metadata *_metadata,
 				 struct spf_run *r)
 {
+	r->also_success = NULL;
 	r->saved = spf_sysctl_read();
 	if (r->saved >= 0 && spf_sysctl_write(test_sysctl())) {
 		TH_LOG("cannot write %s: %s", SPF_SYSCTL, strerror(errno));
@@ -561,10 +579,11 @@ static inline void spf_run_begin(struct __test_metadata *_metadata,
 
 /*
  * After the race: put the sysctl back, log what speculation did, and fail
- * unless speculative faults completed (spf_success moved) and, when
- * overlap[] names counters, one of those moved: speculative faults that a
- * writer overlapped and that gave up because of it, proof that the race
- * this test is about happened. Skip only on a kernel without counters.
+ * unless speculative faults completed (spf_success moved, and so did
+ * r->also_success if set) and, when overlap[] names counters, one of those
+ * moved: speculative faults that a writer overlapped and that gave up
+ * because of it, proof that the race this test is about happened. Skip
+ * only on a kernel without counters.
  */
 static inline void spf_run_end(struct __test_metadata *_metadata,
 			       struct spf_run *r, const char *const *overlap)
@@ -594,6 +613,17 @@ static inline void spf_run_end(struct __test_metadata *_metadata,
 		TH_LOG("no speculative fault completed (vm.speculative_page_fault=%d): the race was not tested",
 		       test_sysctl());
 	EXPECT_LT(0, success);
+	if (r->also_success) {
+		long long also = spf_stat_delta(r, &st1, r->also_success);
+
+		if (!spf_stat_known(&st1, r->also_success))
+			TH_LOG("no %s in /proc/vmstat: this kernel does not count the faults this test is about",
+			       r->also_success);
+		else if (also <= 0)
+			TH_LOG("%s did not move (vm.speculative_page_fault=%d): the race was not tested",
+			       r->also_success, test_sysctl());
+		EXPECT_LT(0, also);
+	}
 	if (overlap && overlap[0]) {
 		TH_LOG("the race happened %lld times (%s)", raced, names);
 		EXPECT_LT(0, raced);
