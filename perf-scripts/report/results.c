@@ -17,7 +17,7 @@
 /* RESULT keys that describe the configuration rather than the outcome. */
 static const char *const config_keys[] = {
 	"threads", "madvise", "vma", "thp", "writer", "busy", "fault_length",
-	"oversubscribe",
+	"oversubscribe", "backing", "mapping", "access",
 };
 
 int name_cmp(const char *a, const char *b)
