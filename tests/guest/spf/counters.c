@@ -23,7 +23,6 @@
  */
 #include "spf_common.h"
 
-#define SYSCTL "/proc/sys/vm/speculative_page_fault"
 #define NTHREADS 2
 #define CHUNK_PAGES 512
 
@@ -75,33 +74,6 @@ static long run_rounds(struct ctx *c, int n)
 	return ru1.ru_minflt - ru0.ru_minflt;
 }
 
-static int read_sysctl(void)
-{
-	char buf[16] = "";
-	int fd = open(SYSCTL, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 ? atoi(buf) : -1;
-}
-
-static int write_sysctl(int v)
-{
-	char buf[16];
-	int fd = open(SYSCTL, O_WRONLY), n;
-	ssize_t w;
-
-	if (fd < 0)
-		return -1;
-	n = snprintf(buf, sizeof(buf), "%d\n", v);
-	w = write(fd, buf, n);
-	close(fd);
-	return w == n ? 0 : -1;
-}
-
 FIXTURE(counters) {
 	int old;		/* the sysctl's value before, -1 if unread */
 	char *map;
@@ -111,21 +83,21 @@ FIXTURE(counters) {
 FIXTURE_SETUP(counters)
 {
 	self->old = -1;
-	if (access(SYSCTL, F_OK))
+	if (access(SPF_SYSCTL, F_OK))
 		SKIP(return, "no %s: a kernel without speculative page faults",
-		     SYSCTL);
+		     SPF_SYSCTL);
 	if (geteuid() != 0)
-		SKIP(return, "not root: cannot write %s", SYSCTL);
-	self->old = read_sysctl();
+		SKIP(return, "not root: cannot write %s", SPF_SYSCTL);
+	self->old = spf_sysctl_read();
 	ASSERT_LE(0, self->old);
 	ASSERT_LE(0, vmstat("spf_success"));
 }
 
 FIXTURE_TEARDOWN(counters)
 {
-	if (self->old >= 0 && read_sysctl() != self->old &&
-	    write_sysctl(self->old))
-		TH_LOG("cannot restore %s to %d", SYSCTL, self->old);
+	if (self->old >= 0 && spf_sysctl_read() != self->old &&
+	    spf_sysctl_write(self->old))
+		TH_LOG("cannot restore %s to %d", SPF_SYSCTL, self->old);
 	if (self->map)
 		munmap(self->map, self->map_len);
 }
@@ -156,8 +128,8 @@ TEST_F_TIMEOUT(counters, spf_success_and_sysctl, SPF_TIMEOUT)
 	pthread_barrier_init(&c.done, NULL, NTHREADS + 1);
 	for (int i = 0; i < NTHREADS; i++)
 		args[i] = (struct targ){ .c = &c, .id = i };
-	ASSERT_EQ(0, write_sysctl(1));
-	ASSERT_EQ(1, read_sysctl());
+	ASSERT_EQ(0, spf_sysctl_write(1));
+	ASSERT_EQ(1, spf_sysctl_read());
 	ASSERT_EQ(0, team_start(&tm, NTHREADS, worker, args, sizeof(args[0])));
 
 	/* the first round: anon_vma and page tables, by the classic path */
@@ -176,8 +148,8 @@ TEST_F_TIMEOUT(counters, spf_success_and_sysctl, SPF_TIMEOUT)
 	spf_stats(&st1);
 	spf_delta(&st0, &st1, deltas, sizeof(deltas));
 
-	ASSERT_EQ(0, write_sysctl(0));
-	on = read_sysctl();
+	ASSERT_EQ(0, spf_sysctl_write(0));
+	on = spf_sysctl_read();
 	att2 = vmstat("spf_attempt");
 	faults_off = run_rounds(&c, rounds);
 	att3 = vmstat("spf_attempt");
