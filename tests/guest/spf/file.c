@@ -3,8 +3,11 @@
  * Read faults on a shared file mapping racing operations that change the
  * file or the mapping.
  *
- * The file is a memfd (tmpfs, whose ->map_pages is filemap_map_pages), of
- * NPAGES pages, mapped MAP_SHARED and PROT_READ: a read fault on a page
+ * The file is a memfd (tmpfs, whose ->map_pages is filemap_map_pages), or
+ * with SPF_FILE_DIR set an unnamed file (O_TMPFILE) in that directory:
+ * tests/guest/spf-races runs this binary again as file@ext4 on the ext4
+ * of qemu/run --ext4, where eviction really drops pages and a fault that
+ * misses the page cache reads the block device. It has NPAGES pages, mapped MAP_SHARED and PROT_READ: a read fault on a page
  * that is in the page cache and uptodate can be handled speculatively, by
  * fault-around (up to 16 pages around the fault) without mmap_lock. Every
  * word of page p holds mkval(epoch, 0, p, 0), epoch being the generation
@@ -44,13 +47,14 @@
  *   their rewrite with a new epoch: 0 between the punch's return and the
  *   rewrite, never the old epoch after the punch returned.
  *  evict: posix_fadvise(DONTNEED) of the file and "1" to
- *   /proc/sys/vm/drop_caches (when writable): tmpfs keeps its pages, and
- *   the values do not change during the round. drop_caches deactivates
+ *   /proc/sys/vm/drop_caches (when writable): tmpfs keeps its pages,
+ *   ext4 drops those that are clean and not mapped (the next fault on
+ *   them reads the disk), and the values do not change during the round. drop_caches deactivates
  *   the dirty tmpfs folios it cannot drop, which sets PG_reclaim, alias
  *   PG_readahead, and fault-around skips such folios from then on (every
  *   fault on them would take the classic path): so between rounds the
  *   whole file is punched and rewritten with a new epoch, new folios.
- *  munmap_close: each round maps a new memfd, with a new epoch, at the
+ *  munmap_close: each round maps a new file, with a new epoch, at the
  *   same address, and closes the fd: the mapping holds the last reference,
  *   and munmap() releases the file (its inode is evicted). Reads see this
  *   round's epoch, or SIGSEGV (SEGV_MAPERR) once munmap() has begun, only
@@ -385,13 +389,23 @@ static int drop_caches(void)
 	return err;
 }
 
-/* munmap_close: a new memfd with epoch e at c->base, its fd closed. */
+/* A new empty file: a memfd, or an unnamed file in SPF_FILE_DIR. */
+static int new_file(void)
+{
+	const char *dir = getenv("SPF_FILE_DIR");
+
+	if (dir && *dir)
+		return open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	return memfd_create("spf-file", MFD_CLOEXEC);
+}
+
+/* munmap_close: a new file with epoch e at c->base, its fd closed. */
 static int map_new_file(struct ctx *c, unsigned long e)
 {
 	char *p;
 	int err;
 
-	c->fd = memfd_create("spf-file", MFD_CLOEXEC);
+	c->fd = new_file();
 	if (c->fd < 0)
 		return errno;
 	err = write_pages(c, 0, NPAGES, e);
@@ -574,8 +588,9 @@ TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 		}
 	}
 	if (c->op != OP_MUNMAP_CLOSE) {
-		c->fd = memfd_create("spf-file", MFD_CLOEXEC);
-		ASSERT_LE(0, c->fd) TH_LOG("memfd_create: %s", strerror(errno));
+		c->fd = new_file();
+		ASSERT_LE(0, c->fd) TH_LOG("a new file (SPF_FILE_DIR=%s): %s",
+					   getenv("SPF_FILE_DIR") ?: "", strerror(errno));
 		size = c->op == OP_SIGBUS_EOF ? NPAGES - EOF_SHORT : NPAGES;
 		ASSERT_EQ(0, write_pages(c, 0, size, epoch));
 		c->base = mmap(c->base, c->len, PROT_READ, MAP_SHARED |
@@ -678,7 +693,7 @@ TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 			if (!err)
 				err = map_new_file(c, ++epoch);
 			if (err) {
-				fail(c->fb, "round %d: a new memfd at %p: %s",
+				fail(c->fb, "round %d: a new file at %p: %s",
 				     r + 1, (void *)c->base, strerror(err));
 				break;
 			}

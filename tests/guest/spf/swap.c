@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Faults on anonymous memory that is being paged out to swap.
+ *
+ * Needs swap: tests/vm/spf-races boots its guests with qemu/run --swap.
+ * Page p of the region belongs to thread p % n, which in each pass reads
+ * its word of each of its pages, checks it is its own last write (0
+ * before the first), and writes a new value. Meanwhile the main thread
+ * pages random ranges out with MADV_PAGEOUT, so that the threads fault on
+ * swap entries: faults the speculative handler gives up (spf_abort_swap)
+ * and the classic path swaps in.
+ *
+ *  pageout: as above.
+ *  fork: the main thread also forks after every few pageouts. The child
+ *   reads every page (each word 0 or a value of the page's thread for
+ *   that page), pages all of its copy out, reads it back (the same
+ *   values) and exits. Pages that were swapped out at the fork are
+ *   shared with the child through their swap entries: the parent's
+ *   threads swap them in and copy them on write, with no KSM involved.
+ *
+ * Checks: the values; pswpout and pswpin moved (pages went to swap and
+ * came back), spf_abort_swap moved (speculative faults met swap entries)
+ * and speculative faults completed (the region's first touches).
+ */
+#include "spf_common.h"
+
+#define NPAGES 256
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+
+struct ctx {
+	char *base;
+	size_t len;
+	int nthreads;
+	atomic_int stop;
+	atomic_long checked, passes;
+	struct failbox *fb;
+};
+
+struct targ {
+	struct ctx *c;
+	int id;
+};
+
+static void *worker(void *arg)
+{
+	struct targ *a = arg;
+	struct ctx *c = a->c;
+	int t = a->id;
+	uint64_t expect[NPAGES] = { 0 };
+	unsigned seq = 0;
+
+	for (long round = 0; !atomic_load(&c->stop) && !failed(c->fb); round++) {
+		for (long p = t; p < NPAGES; p += c->nthreads) {
+			volatile uint64_t *w = word_of(c->base, p, t);
+			uint64_t v = *w, nv = mkval(round, t, p, ++seq);
+
+			if (v != expect[p]) {
+				fail(c->fb, "round %ld: thread %d page %ld: read %#lx, expected %#lx",
+				     round, t, p, (unsigned long)v,
+				     (unsigned long)expect[p]);
+				return NULL;
+			}
+			*w = nv;
+			expect[p] = nv;
+			atomic_fetch_add(&c->checked, 1);
+		}
+		atomic_fetch_add(&c->passes, 1);
+	}
+	return NULL;
+}
+
+/* Is v a value that page p's thread can have written there? */
+static bool legal(const struct ctx *c, uint64_t v, long p)
+{
+	return v == 0 || (val_thread(v) == p % c->nthreads && val_page(v) == p);
+}
+
+/* The child of fork n: read, page out, read again. */
+static int child(struct ctx *c, long n)
+{
+	static uint64_t snap[NPAGES];
+
+	for (long p = 0; p < NPAGES; p++) {
+		snap[p] = *word_of(c->base, p, p % c->nthreads);
+		if (!legal(c, snap[p], p)) {
+			fail(c->fb, "round %ld: child: page %ld holds %#lx, not its thread's",
+			     n, p, (unsigned long)snap[p]);
+			return 1;
+		}
+	}
+	if (madvise(c->base, c->len, MADV_PAGEOUT)) {
+		fail(c->fb, "round %ld: child: MADV_PAGEOUT: %s", n,
+		     strerror(errno));
+		return 1;
+	}
+	for (long p = 0; p < NPAGES; p++) {
+		uint64_t v = *word_of(c->base, p, p % c->nthreads);
+
+		if (v != snap[p]) {
+			fail(c->fb, "round %ld: child: page %ld read %#lx after its pageout, %#lx before",
+			     n, p, (unsigned long)v, (unsigned long)snap[p]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Whether swap is on: a line after /proc/swaps's header. */
+static bool swap_on(void)
+{
+	char line[256];
+	int lines = 0;
+	FILE *f = fopen("/proc/swaps", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		lines++;
+	fclose(f);
+	return lines > 1;
+}
+
+FIXTURE(swap) {
+	struct ctx *c;
+};
+
+FIXTURE_VARIANT(swap) {
+	bool fork;
+};
+
+FIXTURE_VARIANT_ADD(swap, pageout) {
+	.fork = false,
+};
+
+FIXTURE_VARIANT_ADD(swap, fork) {
+	.fork = true,
+};
+
+FIXTURE_SETUP(swap)
+{
+	ASSERT_TRUE(swap_on())
+		TH_LOG("no swap in /proc/swaps: boot with qemu/run --swap SIZE");
+}
+
+FIXTURE_TEARDOWN(swap)
+{
+	struct ctx *c = self->c;
+
+	if (!c)
+		return;
+	if (c->base)
+		munmap(c->base, c->len);
+	failbox_free(c->fb);
+	munmap(c, sizeof(*c));
+}
+
+TEST_F_TIMEOUT(swap, race, SPF_TIMEOUT)
+{
+	struct targ args[MAX_THREADS];
+	struct team tm = { 0 };
+	uint64_t seed0 = test_seed(), seed = seed0;
+	double end = now_s() + test_seconds();
+	long pageouts = 0, forks = 0;
+	long long out0 = vmstat("pswpout"), in0 = vmstat("pswpin");
+	struct ctx *c;
+
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, c);
+	memset(c, 0, sizeof(*c));
+	self->c = c;
+	c->nthreads = test_threads();
+	c->len = NPAGES * PS;
+	c->fb = failbox_new();
+	ASSERT_NE(NULL, c->fb);
+	for (int i = 0; i < c->nthreads; i++)
+		args[i] = (struct targ){ .c = c, .id = i };
+
+	SPF_BEGIN(spf0);
+	/* mapped inside the run: the first touches are speculative faults */
+	c->base = map_anon(NULL, c->len, 0);
+	ASSERT_NE(NULL, c->base);
+	prefault_stack();
+	ASSERT_EQ(0, team_start(&tm, c->nthreads, worker, args, sizeof(args[0])));
+	while (now_s() < end && !failed(c->fb)) {
+		long lo = rnd(&seed) % NPAGES;
+		long hi = lo + 1 + rnd(&seed) % (NPAGES - lo);
+
+		if (madvise(c->base + lo * PS, (hi - lo) * PS, MADV_PAGEOUT)) {
+			fail(c->fb, "round %ld: MADV_PAGEOUT of pages [%ld, %ld): %s",
+			     pageouts, lo, hi, strerror(errno));
+			break;
+		}
+		pageouts++;
+		if (variant->fork && pageouts % 8 == 0) {
+			pid_t pid = fork();
+			int st;
+
+			if (pid == 0)
+				_exit(child(c, forks));
+			if (pid < 0 || waitpid(pid, &st, 0) != pid) {
+				fail(c->fb, "round %ld: fork: %s", forks,
+				     strerror(errno));
+				break;
+			}
+			if (!WIFEXITED(st) || (WEXITSTATUS(st) && !failed(c->fb)))
+				fail(c->fb, "round %ld: the child ended with status %#x",
+				     forks, st);
+			forks++;
+		}
+		usleep(rnd(&seed) % 2000);
+	}
+	atomic_store(&c->stop, 1);
+	team_join(&tm);
+
+	TH_LOG("%ld pageouts, %ld forks, %ld passes, %ld values checked; pswpout +%lld, pswpin +%lld; seed %#lx",
+	       pageouts, forks, atomic_load(&c->passes),
+	       atomic_load(&c->checked), vmstat("pswpout") - out0,
+	       vmstat("pswpin") - in0, (unsigned long)seed0);
+	failbox_report(c->fb);
+	EXPECT_EQ(0, failed(c->fb));
+	EXPECT_LT(0, vmstat("pswpout") - out0);
+	EXPECT_LT(0, vmstat("pswpin") - in0);
+	if (variant->fork)
+		EXPECT_LT(0, forks);
+	SPF_END(spf0, "spf_abort_swap");
+}
+
+SPF_SCALE_TIMEOUT(swap, race)
+
+TEST_HARNESS_MAIN
