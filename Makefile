@@ -2,7 +2,7 @@
 # Kernels build one at a time (each uses every core): this file is serial.
 .NOTPARALLEL:
 .SUFFIXES:
-.PHONY: help run ab test soak tree export check-patches check-bisect kernels bench \
+.PHONY: help run run-check ab test soak tree export check-patches check-bisect kernels bench \
 	tests-build clean distclean deps-build deps-run deps-test
 
 # `make` alone prints the targets: nothing builds or installs unless a
@@ -77,9 +77,12 @@ bench:
 tests-build: tree
 	@scripts/build-tests
 
-run: deps-run tree $(addprefix kernel-,$(RUN_KERNEL_NAMES)) bench
+# The kernels and knobs are checked before anything is installed or built.
+run: run-check deps-run tree $(addprefix kernel-,$(RUN_KERNEL_NAMES)) bench
 	@$(MAKE) -s -C perf-scripts/report
 	@scripts/compare-kernels $(RUN_KERNELS)
+run-check:
+	@scripts/compare-kernels --check $(RUN_KERNELS)
 
 # One kernel, two values of a sysctl, compared inside the same boots
 # (scripts/compare-sysctl --help): AB_KERNEL and AB_SYSCTL=NAME=A,B.
