@@ -9,8 +9,8 @@
  * Needs SPF_EXT4_DIR, the mount point of an ext4 (tests/guest/spf-races
  * passes the one qemu/run --ext4 makes on /dev/ram0). The file has NPAGES
  * pages; page p belongs to thread p % n, which in each pass checks that
- * its word of each of its pages holds its last write (epoch 0, the
- * file's first content, before that) and writes a new value. Meanwhile
+ * its word (word_of()) of each of its pages holds its last write (epoch
+ * 0, the file's first content, before that) and writes a new value. Meanwhile
  * the main thread alternates msync(MS_SYNC) of the whole file, which
  * writes the dirty pages back and write-protects them (the next write
  * faults, through ->page_mkwrite), and MADV_DONTNEED of a random range
@@ -151,8 +151,9 @@ TEST_F_TIMEOUT(shared_write, race, SPF_TIMEOUT)
 	self->fd = open(self->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	ASSERT_LE(0, self->fd) TH_LOG("%s: %s", self->path, strerror(errno));
 	for (long p = 0; p < NPAGES; p++) {
-		for (size_t w = 0; w < WORDS_PER_PAGE; w++)
-			page[w] = w < MAX_THREADS ? mkval(0, w, p, 0) : 0;
+		memset(page, 0, PS);
+		for (int t = 0; t < MAX_THREADS; t++)
+			*word_of((char *)page, 0, t) = mkval(0, t, p, 0);
 		ASSERT_EQ((ssize_t)PS, pwrite(self->fd, page, PS, p * PS));
 	}
 	ASSERT_EQ(0, fsync(self->fd));
@@ -207,9 +208,11 @@ TEST_F_TIMEOUT(shared_write, race, SPF_TIMEOUT)
 		int t = p % c->nthreads;
 
 		ASSERT_EQ((ssize_t)PS, pread(self->fd, page, PS, p * PS));
-		if (page[t] != c->last[p] && bad++ < 8)
+		uint64_t v = *word_of((char *)page, 0, t);
+
+		if (v != c->last[p] && bad++ < 8)
 			TH_LOG("after the remount, page %ld holds %#lx, thread %d wrote %#lx last",
-			       p, (unsigned long)page[t], t,
+			       p, (unsigned long)v, t,
 			       (unsigned long)c->last[p]);
 	}
 	EXPECT_EQ(0, bad);
