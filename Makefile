@@ -17,6 +17,8 @@ RUN_KERNELS ?= base spf $(if $(filter 1,$(MAINLINE)),mainline)
 run_item_kernel = $(lastword $(subst =, ,$(firstword $(subst +, ,$(1)))))
 RUN_KERNEL_NAMES = $(sort $(foreach i,$(RUN_KERNELS),\
 	$(if $(findstring /,$(i)),,$(call run_item_kernel,$(i)))))
+# The kernels of configs/kernels, for make help.
+KERNEL_NAMES := $(shell sed -n 's/^\([a-z0-9-]*\) *|.*/\1/p' configs/kernels)
 # Kernels the tests boot.
 TEST_KERNELS ?= base spf spf-debug
 
@@ -28,7 +30,7 @@ help:
 	'  ab *             one kernel, two values of a sysctl, compared in one boot' \
 	'  soak *           the race and stress tests on spf-debug for SOAK_MINUTES' \
 	'  tree *           build/src/linux: the 6.1 source with the series applied' \
-	'  kernel-NAME *    build/kernels/NAME: base, spf, spf-debug, rwsem or mainline' \
+	'  kernel-NAME *    build/kernels/NAME: $(KERNEL_NAMES)' \
 	'  kernels *        the kernels the tests boot (TEST_KERNELS)' \
 	'  tests-build *    the vm selftests and the in-guest tests' \
 	'  check-patches *  every prefix applies, checkpatch --strict has no errors' \

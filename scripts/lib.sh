@@ -15,6 +15,28 @@ die() { printf '%s: error: %s\n' "$PROG" "$*" >&2; exit 1; }
 die_usage() { printf '%s: error: %s\n' "$PROG" "$*" >&2; exit 2; }
 step() { printf '==> %s\n' "$*" >&2; }
 
+# The guest kernels of configs/kernels: NAME | SOURCE | FRAGMENTS | WHAT.
+# kernel_names: the names, space-separated; kernel_list: comma-separated.
+kernel_names() {
+	awk -F'|' '!/^#/ && NF >= 4 { gsub(/ /, "", $1); printf "%s%s", sep, $1; sep = " " }' \
+		"$TOP/configs/kernels"
+}
+kernel_list() { kernel_names | sed 's/ /, /g'; }
+# kernel_known NAME: whether configs/kernels has it.
+kernel_known() {
+	case " $(kernel_names) " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+# kernel_field NAME N: field N of NAME's line, trimmed (2: the source
+# directory under build/src, 3: the fragments, 4: what it is).
+kernel_field() {
+	awk -F'|' -v n="$1" -v f="$2" '!/^#/ && NF >= 4 {
+		k = $1; gsub(/ /, "", k)
+		if (k != n) next
+		v = $f; gsub(/^ +| +$/, "", v); gsub(/  +/, " ", v); print v
+	}' "$TOP/configs/kernels"
+}
+
 # The version that `series` pins, e.g. 6.1.192.
 series_base_version() {
 	sed -n 's/^# Base: Linux \([0-9][0-9.]*\).*/\1/p' "$TOP/series" | head -n 1
