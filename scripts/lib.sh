@@ -37,6 +37,12 @@ kernel_field() {
 	}' "$TOP/configs/kernels"
 }
 
+# variant_qemu_args VARIANT: what qemu/run needs for a benchmark variant
+# (perf-scripts/variant-args): swap for the pageout ones.
+variant_qemu_args() {
+	case $1 in pageout-*) echo "--swap 512M" ;; esac
+}
+
 # The version that `series` pins, e.g. 6.1.192.
 series_base_version() {
 	sed -n 's/^# Base: Linux \([0-9][0-9.]*\).*/\1/p' "$TOP/series" | head -n 1

@@ -73,6 +73,10 @@ enum madvise_mode { MADVISE_SERIAL, MADVISE_EACH };
 enum backing { BACKING_ANON, BACKING_MEMFD, BACKING_DIR };
 enum access_mode { ACCESS_WRITE, ACCESS_READ };
 
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+
 struct config {
 	unsigned int nthreads;		/* fault threads */
 	size_t fault_length;		/* bytes each thread faults per round */
@@ -87,6 +91,7 @@ struct config {
 	const char *dir;		/* BACKING_DIR: where the file is made */
 	bool shared;			/* MAP_SHARED rather than MAP_PRIVATE */
 	enum access_mode access;
+	bool pageout;			/* MADV_PAGEOUT rather than MADV_DONTNEED */
 };
 
 /* One fault thread. Aligned so results written at the end share no line. */
@@ -97,6 +102,7 @@ struct worker {
 	int cpu;			/* CPU it is pinned to */
 	char *slot;			/* start of its fault_length bytes */
 	uint64_t faults;		/* minor + major faults while measuring */
+	uint64_t major;			/* major ones: --pageout's swap-ins */
 	volatile unsigned long sink;	/* --access=read: the bytes' sum */
 } __attribute__((aligned(64)));
 
@@ -222,6 +228,11 @@ static void usage(void)
 	       "  --access=read       read one byte per page. A read fault on a file or a\n"
 	       "                      shared mapping maps up to 16 cached pages around it\n"
 	       "                      (fault-around, 64 KiB): fewer faults than pages touched\n"
+	       "  --pageout           page the slots out to swap with MADV_PAGEOUT instead of\n"
+	       "                      dropping them: the next round faults them back in from\n"
+	       "                      swap (anonymous private memory written to; needs swap).\n"
+	       "                      Swap-ins that read the device count as major faults,\n"
+	       "                      swap-cache hits as minor ones\n"
 	       "  --strict-cpus       refuse more THREADS than CPUs (for scripts whose numbers\n"
 	       "                      assume a CPU per thread); without it more threads run,\n"
 	       "                      pinned round-robin, with a warning on stderr\n"
@@ -237,7 +248,8 @@ static void usage(void)
 	       "madvise, vma, thp, writer, busy, seconds, rounds, pages_touched, faults,\n"
 	       "faults_per_sec, per_thread_faults_per_sec, writer_ops, writer_ops_per_sec,\n"
 	       "fault_length, oversubscribe (1 when THREADS outnumbered the CPUs), backing\n"
-	       "(anon, memfd or dir), mapping (private or shared) and access (read or write).\n"
+	       "(anon, memfd or dir), mapping (private or shared), access (read or write),\n"
+	       "drop (dontneed or pageout) and major_faults (of faults, those that read swap).\n"
 	       "Faults are page faults taken, not pages mapped: with fault-around they are\n"
 	       "fewer than pages_touched, and the line in words says so.\n"
 	       "On stderr: one line at the start saying what runs.\n"
@@ -355,6 +367,7 @@ enum {
 	OPT_SECONDS = 256, OPT_FAULT_LENGTH, OPT_MADVISE, OPT_SAME_VMA,
 	OPT_VMA_PER_THREAD, OPT_THP, OPT_WRITER, OPT_BUSY, OPT_STRICT_CPUS,
 	OPT_OVERSUBSCRIBE, OPT_BACKING, OPT_PRIVATE, OPT_SHARED, OPT_ACCESS,
+	OPT_PAGEOUT,
 };
 
 static const struct option long_options[] = {
@@ -372,6 +385,7 @@ static const struct option long_options[] = {
 	{ "private",		no_argument,		NULL, OPT_PRIVATE },
 	{ "shared",		no_argument,		NULL, OPT_SHARED },
 	{ "access",		required_argument,	NULL, OPT_ACCESS },
+	{ "pageout",		no_argument,		NULL, OPT_PAGEOUT },
 	{ "help",		no_argument,		NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -449,6 +463,9 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 		case OPT_ACCESS:
 			cfg->access = parse_access(optarg);
 			break;
+		case OPT_PAGEOUT:
+			cfg->pageout = true;
+			break;
 		case 'h':
 			usage();
 			exit(0);
@@ -462,6 +479,9 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 		usage_error("--writer and --busy conflict: give one");
 	if (private && cfg->shared)
 		usage_error("--private and --shared conflict: give one");
+	if (cfg->pageout && (cfg->backing != BACKING_ANON || cfg->shared ||
+			     cfg->access != ACCESS_WRITE))
+		usage_error("--pageout swaps anonymous private memory written to: not with --backing, --shared or --access=read");
 	if (argc - optind > 1)
 		usage_error("unexpected extra argument '%s': only THREADS is positional",
 			    argv[optind + 1]);
@@ -685,12 +705,32 @@ static void open_backing(struct bench *b)
 		fill(b->fd, (off_t)i * b->slot_stride, cfg->fault_length, b->page_size);
 }
 
+/* --pageout: swap to page out to, or a clear error (no silent DONTNEED). */
+static void require_swap(void)
+{
+	char line[256];
+	int lines = 0;
+	FILE *f = fopen("/proc/swaps", "r");
+
+	if (!f)
+		die_errno("/proc/swaps");
+	while (fgets(line, sizeof(line), f))
+		lines++;
+	fclose(f);
+	if (lines < 2) {
+		fprintf(stderr, PROG ": error: --pageout needs swap, and /proc/swaps lists none (in a qemu/run guest: --swap SIZE)\n");
+		exit(1);
+	}
+}
+
 static void setup(struct bench *b)
 {
 	struct config *cfg = &b->cfg;
 	size_t span = round_up(cfg->fault_length, PMD_BYTES);
 
 	assign_cpus(b);
+	if (cfg->pageout)
+		require_swap();
 	/* The seed's 8 MiB, or the slot plus a 2 MiB gap when that is more. */
 	b->slot_stride = span + PMD_BYTES > MIN_SLOT_STRIDE ? span + PMD_BYTES : MIN_SLOT_STRIDE;
 	open_backing(b);
@@ -725,10 +765,14 @@ static void read_pages(struct worker *w, size_t len, size_t page_size)
 	w->sink = sum;
 }
 
-static void zap(char *addr, size_t len)
+static void zap(const struct config *cfg, char *addr, size_t len)
 {
-	if (madvise(addr, len, MADV_DONTNEED))
+	if (cfg->pageout) {
+		if (madvise(addr, len, MADV_PAGEOUT))
+			die_errno("madvise(MADV_PAGEOUT)");
+	} else if (madvise(addr, len, MADV_DONTNEED)) {
 		die_errno("madvise(MADV_DONTNEED)");
+	}
 }
 
 /* Serial: thread 0 zaps all slots, as the seed did. Each: own slot only. */
@@ -738,22 +782,23 @@ static void zap_slots(struct worker *w)
 	size_t len = b->cfg.fault_length;
 
 	if (b->cfg.madvise == MADVISE_EACH) {
-		zap(w->slot, len);
+		zap(&b->cfg, w->slot, len);
 		return;
 	}
 	if (w->idx != 0)
 		return;
 	for (unsigned int i = 0; i < b->cfg.nthreads; i++)
-		zap(b->workers[i].slot, len);
+		zap(&b->cfg, b->workers[i].slot, len);
 }
 
-static uint64_t thread_faults(void)
+/* The calling thread's faults, all of them or only the major ones. */
+static uint64_t thread_faults(bool major)
 {
 	struct rusage ru;
 
 	if (getrusage(RUSAGE_THREAD, &ru))
 		die_errno("getrusage");
-	return ru.ru_minflt + ru.ru_majflt;
+	return major ? ru.ru_majflt : ru.ru_minflt + ru.ru_majflt;
 }
 
 static void barrier(pthread_barrier_t *bar)
@@ -778,11 +823,12 @@ static void *fault_thread(void *arg)
 	struct worker *w = arg;
 	struct bench *b = w->bench;
 	size_t len = b->cfg.fault_length;
-	uint64_t faults, rounds = 0;
+	uint64_t faults, major, rounds = 0;
 	double start;
 
 	barrier(&b->start);
-	faults = thread_faults();
+	faults = thread_faults(false);
+	major = thread_faults(true);
 	start = now();
 	for (;;) {
 		if (w->idx == 0)
@@ -798,7 +844,8 @@ static void *fault_thread(void *arg)
 		zap_slots(w);
 		rounds++;
 	}
-	w->faults = thread_faults() - faults;
+	w->faults = thread_faults(false) - faults;
+	w->major = thread_faults(true) - major;
 	if (w->idx == 0) {
 		b->elapsed = now() - start;
 		b->rounds = rounds;
@@ -940,6 +987,8 @@ static void print_mode(FILE *f, const struct config *cfg)
 		cfg->vma_per_thread ? "one VMA per thread" : "one VMA",
 		cfg->thp ? "allowed" : "off",
 		cfg->writer ? "with writer" : cfg->busy ? "with busy thread" : "no writer");
+	if (cfg->pageout)
+		fprintf(f, ", paged out to swap");
 	if (cfg->backing == BACKING_ANON && !cfg->shared && cfg->access == ACCESS_WRITE)
 		return;
 	if (cfg->backing == BACKING_DIR)
@@ -984,12 +1033,14 @@ static void report(const struct bench *b)
 	const struct config *cfg = &b->cfg;
 	uint64_t pages = cfg->fault_length / b->page_size;
 	uint64_t touched = b->rounds * pages * cfg->nthreads;
-	uint64_t faults = 0;
+	uint64_t faults = 0, major = 0;
 	double fps, wps;
 	const char *madv = cfg->madvise == MADVISE_EACH ? "each" : "serial";
 
-	for (unsigned int i = 0; i < cfg->nthreads; i++)
+	for (unsigned int i = 0; i < cfg->nthreads; i++) {
 		faults += b->workers[i].faults;
+		major += b->workers[i].major;
+	}
 	fps = b->elapsed > 0 ? faults / b->elapsed : 0;
 	wps = b->writer.seconds > 0 ? b->writer.ops / b->writer.seconds : 0;
 
@@ -1000,6 +1051,9 @@ static void report(const struct bench *b)
 	       (unsigned long long)faults);
 	if (fault_around(cfg))
 		printf(" (fault-around maps up to 16 cached pages per read fault: fewer faults than pages)");
+	if (cfg->pageout)
+		printf(" (paged out each round: %llu swap-ins read from swap, %llu swap-cache hits or first touches)",
+		       (unsigned long long)major, (unsigned long long)(faults - major));
 	printf(", %.1f faults/s (%.1f per thread)", fps, fps / cfg->nthreads);
 	if (cfg->writer)
 		printf(", writer %llu ops, %.1f ops/s", (unsigned long long)b->writer.ops, wps);
@@ -1011,7 +1065,7 @@ static void report(const struct bench *b)
 	printf("RESULT threads=%u madvise=%s vma=%s thp=%s writer=%d busy=%d seconds=%.3f rounds=%llu "
 	       "pages_touched=%llu faults=%llu faults_per_sec=%.1f per_thread_faults_per_sec=%.1f "
 	       "writer_ops=%llu writer_ops_per_sec=%.1f fault_length=%zu oversubscribe=%d "
-	       "backing=%s mapping=%s access=%s\n",
+	       "backing=%s mapping=%s access=%s drop=%s major_faults=%llu\n",
 	       cfg->nthreads, madv, cfg->vma_per_thread ? "per-thread" : "same",
 	       cfg->thp ? "on" : "off", cfg->writer, cfg->busy, b->elapsed,
 	       (unsigned long long)b->rounds, (unsigned long long)touched,
@@ -1019,7 +1073,8 @@ static void report(const struct bench *b)
 	       (unsigned long long)b->writer.ops, wps, cfg->fault_length,
 	       cfg->nthreads > b->ncpus, backing_key(cfg),
 	       cfg->shared ? "shared" : "private",
-	       cfg->access == ACCESS_READ ? "read" : "write");
+	       cfg->access == ACCESS_READ ? "read" : "write",
+	       cfg->pageout ? "pageout" : "dontneed", (unsigned long long)major);
 }
 
 int main(int argc, char **argv)

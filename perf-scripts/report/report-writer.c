@@ -39,7 +39,8 @@ struct pair {
 	const char *with;
 	const char *without;
 	char *mapping;		/* "anon private write", "memfd shared read" */
-	int anon;
+	int anon;		/* anonymous, not paged out: listed first */
+	int file;		/* a file backing: fault-around */
 };
 
 /* config with e->on made e->off; NULL when config does not have e->on. */
@@ -92,11 +93,16 @@ static void pair_init(struct pair *p, const struct report *r,
 	char *backing = config_value(config, "backing", "anon");
 	char *mapping = config_value(config, "mapping", "private");
 	char *access = config_value(config, "access", "write");
+	char *drop = config_value(config, "drop", "dontneed");
+	int pageout = !strcmp(drop, "pageout");
 
 	p->with = with;
 	p->without = without;
-	p->mapping = xasprintf("%s %s %s", backing, mapping, access);
-	p->anon = !strcmp(backing, "anon");
+	p->mapping = xasprintf("%s %s %s%s", backing, mapping, access,
+			       pageout ? " swap" : "");
+	p->anon = !strcmp(backing, "anon") && !pageout;
+	p->file = strcmp(backing, "anon") != 0;
+	free(drop);
 	free(backing);
 	free(mapping);
 	free(access);
@@ -179,7 +185,7 @@ static size_t extra_tables(const struct report *r, const struct extra *e,
 			continue;
 		pairs = grow(pairs, sizeof(*pairs), n, &cap);
 		pair_init(&pairs[n], r, r->variants[i], without);
-		*file |= !pairs[n].anon;
+		*file |= pairs[n].file;
 		n++;
 	}
 	if (n)
@@ -200,7 +206,8 @@ void report_writer(const struct report *r, FILE *out)
 		fputs("kept: faults/s Hmean with the extra thread in % of the same\n"
 		      "faults without it (same threads, madvise mode, VMA layout,\n"
 		      "mapping and access). mapping: backing (anon, memfd, dir),\n"
-		      "private or shared, read or write.\n",
+		      "private or shared, read or write; swap: paged out to swap\n"
+		      "every round and faulted back in.\n",
 		      out);
 	if (file)
 		fputs("A read fault on a file maps up to 16 cached pages at once\n"

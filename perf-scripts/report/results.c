@@ -17,7 +17,7 @@
 /* RESULT keys that describe the configuration rather than the outcome. */
 static const char *const config_keys[] = {
 	"threads", "madvise", "vma", "thp", "writer", "busy", "fault_length",
-	"oversubscribe", "backing", "mapping", "access",
+	"oversubscribe", "backing", "mapping", "access", "drop",
 };
 
 int name_cmp(const char *a, const char *b)
