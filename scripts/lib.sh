@@ -37,11 +37,57 @@ kernel_field() {
 	}' "$TOP/configs/kernels"
 }
 
-# variant_qemu_args VARIANT: what qemu/run needs for a benchmark variant
-# (perf-scripts/variant-args): swap for the pageout ones.
-variant_qemu_args() {
-	case $1 in pageout-*) echo "--swap 512M" ;; esac
+# The benchmark variants of perf-scripts/variants:
+# NAME | THREADS | QEMU | ARGUMENTS | WHAT. variant_field NAME N: field N
+# of NAME's line, trimmed; variant_names: the names, space-separated.
+variant_field() {
+	awk -F'|' -v n="$1" -v f="$2" '!/^#/ && NF >= 5 {
+		k = $1; gsub(/ /, "", k)
+		if (k != n) next
+		v = $f; gsub(/^ +| +$/, "", v); gsub(/  +/, " ", v); print v
+	}' "$TOP/perf-scripts/variants"
 }
+variant_names() {
+	awk -F'|' '!/^#/ && NF >= 5 { gsub(/ /, "", $1); printf "%s%s", sep, $1; sep = " " }' \
+		"$TOP/perf-scripts/variants"
+}
+# variant_resolve VARIANT VCPUS: VARIANT as NAME-Nt, a short NAME given
+# its thread count for VCPUS; or, status 1, why it is not a variant.
+variant_resolve() {
+	_v=$1 _n= _threads=
+	_threads=$(variant_field "$_v" 2)
+	if [ -z "$_threads" ]; then
+		_n=${_v##*-}
+		_n=${_n%t}
+		case $_v in
+		*-*t) _threads=$(variant_field "${_v%-*}" 2) ;;
+		esac
+		case $_n in '' | *[!0-9]* | 0*) _threads= ;; esac
+		if [ -z "$_threads" ]; then
+			echo "unknown variant '$_v' ($(variant_names | sed 's/ /, /g'), or NAME-Nt)"
+			return 1
+		fi
+		case $_threads in
+		vcpus*) ;;
+		*) [ "$_n" = "$_threads" ] || { echo "variant ${_v%-*} runs $_threads thread(s): ${_v%-*}-${_threads}t, not $_v"; return 1; } ;;
+		esac
+		echo "$_v"
+		return 0
+	fi
+	case $_threads in
+	vcpus) _n=$2 ;;
+	vcpus-1) _n=$(($2 > 1 ? $2 - 1 : 1)) ;;
+	*) _n=$_threads ;;
+	esac
+	echo "$_v-${_n}t"
+}
+# variant_qemu_args VARIANT-Nt: what qemu/run needs for it (swap, say).
+variant_qemu_args() {
+	_q=$(variant_field "${1%-*}" 3)
+	[ "$_q" = - ] || echo "$_q"
+}
+# variant_args VARIANT-Nt: the benchmark's arguments but the thread count.
+variant_args() { variant_field "${1%-*}" 4; }
 
 # The version that `series` pins, e.g. 6.1.192.
 series_base_version() {
