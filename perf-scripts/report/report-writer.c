@@ -40,7 +40,7 @@ struct pair {
 	const char *without;
 	char *mapping;		/* "anon private write", "memfd shared read" */
 	int anon;		/* anonymous, not paged out: listed first */
-	int file;		/* a file backing: fault-around */
+	int file;		/* read faults that fault-around serves */
 };
 
 /* config with e->on made e->off; NULL when config does not have e->on. */
@@ -101,7 +101,9 @@ static void pair_init(struct pair *p, const struct report *r,
 	p->mapping = xasprintf("%s %s %s%s", backing, mapping, access,
 			       pageout ? " swap" : "");
 	p->anon = !strcmp(backing, "anon") && !pageout;
-	p->file = strcmp(backing, "anon") != 0;
+	/* fault-around: read faults on a file or shared memory */
+	p->file = (strcmp(backing, "anon") || !strcmp(mapping, "shared")) &&
+		  !strcmp(access, "read");
 	free(drop);
 	free(backing);
 	free(mapping);
