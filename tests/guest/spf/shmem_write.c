@@ -17,11 +17,20 @@
  * leave the file while faults are in flight). A value may read as zero
  * only where a hole punch overlapped, which each page's hole count says:
  * odd while a punch of the page runs, raised before and after it.
+ *
+ * Two variants. memfd: after two thirds of the race the file is sealed
+ * with F_SEAL_FUTURE_WRITE (F_SEAL_WRITE must fail with EBUSY while the
+ * mapping is writable); the mapping stays writable, as memfd_create(2)
+ * says, new writable mappings, write(2) and hole punching get EPERM.
+ * named: a file in /dev/shm (tmpfs), renamed back and forth during the
+ * race and unlinked after two thirds of it; the mapping and the data live
+ * on.
  */
 #include <linux/falloc.h>
 #include "spf_common.h"
 
 #define NPAGES 64
+#define SHM_DIR "/dev/shm"
 
 struct ctx {
 	char *base;
@@ -115,6 +124,20 @@ static int punch(struct ctx *c, long lo, long hi)
 
 FIXTURE(shmem_write) {
 	struct ctx *c;
+	char path[2][64];	/* named: the file's two names */
+	int name;		/* the one it has now, -1 once unlinked */
+};
+
+FIXTURE_VARIANT(shmem_write) {
+	bool named;
+};
+
+FIXTURE_VARIANT_ADD(shmem_write, memfd) {
+	.named = false,
+};
+
+FIXTURE_VARIANT_ADD(shmem_write, named) {
+	.named = true,
 };
 
 FIXTURE_SETUP(shmem_write)
@@ -128,6 +151,11 @@ FIXTURE_SETUP(shmem_write)
 	c->fd = -1;
 	c->fb = failbox_new();
 	ASSERT_NE(NULL, c->fb);
+	self->name = -1;
+	snprintf(self->path[0], sizeof(self->path[0]),
+		 SHM_DIR "/spf-shmem-write.%d.a", getpid());
+	snprintf(self->path[1], sizeof(self->path[1]),
+		 SHM_DIR "/spf-shmem-write.%d.b", getpid());
 }
 
 FIXTURE_TEARDOWN(shmem_write)
@@ -140,8 +168,39 @@ FIXTURE_TEARDOWN(shmem_write)
 		munmap(c->base, c->len);
 	if (c->fd >= 0)
 		close(c->fd);
+	if (self->name >= 0)
+		unlink(self->path[self->name]);
 	failbox_free(c->fb);
 	munmap(c, sizeof(*c));
+}
+
+/* memfd: seal against future writes; what must and must not work after. */
+static void seal(struct __test_metadata *_metadata, struct ctx *c)
+{
+	uint64_t zero = 0;
+	void *p;
+
+	/* a writable shared mapping exists: no F_SEAL_WRITE */
+	EXPECT_EQ(-1, fcntl(c->fd, F_ADD_SEALS, F_SEAL_WRITE));
+	EXPECT_EQ(EBUSY, errno);
+	ASSERT_EQ(0, fcntl(c->fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE))
+		TH_LOG("F_SEAL_FUTURE_WRITE: %s", strerror(errno));
+	p = mmap(NULL, PS, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
+	EXPECT_EQ(MAP_FAILED, p) munmap(p, PS);
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(-1, pwrite(c->fd, &zero, sizeof(zero), 0));
+	EXPECT_EQ(EPERM, errno);
+}
+
+/* named: give the file its other name. */
+static int rename_file(FIXTURE_DATA(shmem_write) *self)
+{
+	int to = !self->name;
+
+	if (rename(self->path[self->name], self->path[to]))
+		return -1;
+	self->name = to;
+	return 0;
 }
 
 TEST_F_TIMEOUT(shmem_write, race, SPF_TIMEOUT)
@@ -150,13 +209,24 @@ TEST_F_TIMEOUT(shmem_write, race, SPF_TIMEOUT)
 	struct targ args[MAX_THREADS];
 	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
-	double end = now_s() + test_seconds();
-	long zaps = 0, punches = 0;
+	double start = now_s(), end = start + test_seconds();
+	double later = start + test_seconds() * 2 / 3;
+	long zaps = 0, punches = 0, renames = 0, refused = 0;
+	bool after = false;
 
 	c->nthreads = test_threads();
 	c->len = NPAGES * PS;
-	c->fd = memfd_create("spf-shmem-write", MFD_CLOEXEC);
-	ASSERT_LE(0, c->fd) TH_LOG("memfd_create: %s", strerror(errno));
+	if (variant->named) {
+		c->fd = open(self->path[0], O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+			     0600);
+		ASSERT_LE(0, c->fd) TH_LOG("%s: %s", self->path[0],
+					   strerror(errno));
+		self->name = 0;
+	} else {
+		c->fd = memfd_create("spf-shmem-write",
+				     MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		ASSERT_LE(0, c->fd) TH_LOG("memfd_create: %s", strerror(errno));
+	}
 	ASSERT_EQ(0, ftruncate(c->fd, c->len));
 	c->base = mmap(NULL, c->len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       c->fd, 0);
@@ -172,31 +242,55 @@ TEST_F_TIMEOUT(shmem_write, race, SPF_TIMEOUT)
 	while (now_s() < end && !failed(c->fb)) {
 		long lo = rnd(&seed) % NPAGES;
 		long hi = lo + 1 + rnd(&seed) % (NPAGES - lo);
+		unsigned op = rnd(&seed) % 8;
 
-		if (rnd(&seed) % 4) {
+		if (!after && now_s() >= later) {
+			after = true;
+			if (!variant->named)
+				seal(_metadata, c);
+			else if (unlink(self->path[self->name]))
+				fail(c->fb, "unlink: %s", strerror(errno));
+			else
+				self->name = -1;
+		}
+		if (op < 5) {
 			if (madvise(c->base + lo * PS, (hi - lo) * PS,
 				    MADV_DONTNEED)) {
 				fail(c->fb, "MADV_DONTNEED: %s", strerror(errno));
 				break;
 			}
 			zaps++;
-		} else {
+		} else if (op < 7 || self->name < 0) {
 			hi = lo + 1 + (hi - lo) % 4;
-			if (punch(c, lo, hi)) {
+			if (!punch(c, lo, hi)) {
+				punches++;
+			} else if (after && !variant->named && errno == EPERM) {
+				refused++;	/* sealed */
+			} else {
 				fail(c->fb, "fallocate(PUNCH_HOLE): %s",
 				     strerror(errno));
 				break;
 			}
-			punches++;
+		} else {
+			if (rename_file(self)) {
+				fail(c->fb, "rename: %s", strerror(errno));
+				break;
+			}
+			renames++;
 		}
 		usleep(rnd(&seed) % 500);
 	}
 	atomic_store(&c->stop, 1);
 	team_join(&tm);
-	TH_LOG("%ld zaps, %ld hole punches, %ld values written and read back; seed %#lx",
-	       zaps, punches, atomic_load(&c->written), (unsigned long)seed0);
+	TH_LOG("%ld zaps, %ld hole punches (%ld refused after the seal), %ld renames, %ld values written and read back; seed %#lx",
+	       zaps, punches, refused, renames, atomic_load(&c->written),
+	       (unsigned long)seed0);
 	failbox_report(c->fb);
 	EXPECT_EQ(0, failed(c->fb));
+	EXPECT_TRUE(after) TH_LOG("the race ended before the %s",
+				  variant->named ? "unlink" : "seal");
+	if (!variant->named)
+		EXPECT_LT(0, refused);
 	/* a fault that found its page punched out of the file */
 	SPF_END(spf0, "spf_abort_file_miss");
 }
