@@ -70,7 +70,7 @@
  *   again: a read past EOF always gets SIGBUS (BUS_ADRERR at the
  *   address), one below it the value.
  */
-#include "spf_common.h"
+#include "spf_file.h"
 
 #define NPAGES 64
 #define FA_PAGES 16		/* fault-around: 64 KiB */
@@ -142,11 +142,6 @@ struct res {
 	int signo, code;	/* the others */
 	void *addr;
 };
-
-static inline uint64_t pval(unsigned long epoch, long p)
-{
-	return mkval(epoch, 0, p, 0);
-}
 
 static bool is_val(const struct res *o, uint64_t v)
 {
@@ -364,19 +359,6 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-/* Pages [lo, hi) of c->fd get epoch e. 0 or an errno. */
-static int write_pages(struct ctx *c, long lo, long hi, unsigned long e)
-{
-	size_t len = (hi - lo) * PS;
-	ssize_t n;
-
-	for (long p = lo; p < hi; p++)
-		for (size_t i = 0; i < WORDS_PER_PAGE; i++)
-			c->buf[(p - lo) * WORDS_PER_PAGE + i] = pval(e, p);
-	n = pwrite(c->fd, c->buf, len, lo * PS);
-	return n == (ssize_t)len ? 0 : n < 0 ? errno : EIO;
-}
-
 static int drop_caches(void)
 {
 	int fd = open(DROP_CACHES, O_WRONLY), err = 0;
@@ -389,26 +371,16 @@ static int drop_caches(void)
 	return err;
 }
 
-/* A new empty file: a memfd, or an unnamed file in SPF_FILE_DIR. */
-static int new_file(void)
-{
-	const char *dir = getenv("SPF_FILE_DIR");
-
-	if (dir && *dir)
-		return open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	return memfd_create("spf-file", MFD_CLOEXEC);
-}
-
 /* munmap_close: a new file with epoch e at c->base, its fd closed. */
 static int map_new_file(struct ctx *c, unsigned long e)
 {
 	char *p;
 	int err;
 
-	c->fd = new_file();
+	c->fd = new_test_file("spf-file");
 	if (c->fd < 0)
 		return errno;
-	err = write_pages(c, 0, NPAGES, e);
+	err = write_file_pages(c->fd, c->buf, 0, NPAGES, e);
 	if (!err) {
 		p = mmap(c->base, c->len, PROT_READ,
 			 MAP_SHARED | MAP_FIXED_NOREPLACE, c->fd, 0);
@@ -453,13 +425,13 @@ static int do_op(struct ctx *c, int i)
 			return ftruncate(c->fd, c->lo * PS) ? errno : 0;
 		if (i == 1)
 			return ftruncate(c->fd, NPAGES * PS) ? errno : 0;
-		return write_pages(c, c->lo, c->hi, c->enew);
+		return write_file_pages(c->fd, c->buf, c->lo, c->hi, c->enew);
 	case OP_PUNCH_HOLE:
 		if (i == 0)
 			return fallocate(c->fd, FALLOC_FL_PUNCH_HOLE |
 					 FALLOC_FL_KEEP_SIZE, c->lo * PS,
 					 (c->hi - c->lo) * PS) ? errno : 0;
-		return write_pages(c, c->lo, c->hi, c->enew);
+		return write_file_pages(c->fd, c->buf, c->lo, c->hi, c->enew);
 	case OP_EVICT:
 		if (i == 0)
 			return posix_fadvise(c->fd, 0, 0, POSIX_FADV_DONTNEED);
@@ -588,11 +560,11 @@ TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 		}
 	}
 	if (c->op != OP_MUNMAP_CLOSE) {
-		c->fd = new_file();
+		c->fd = new_test_file("spf-file");
 		ASSERT_LE(0, c->fd) TH_LOG("a new file (SPF_FILE_DIR=%s): %s",
 					   getenv("SPF_FILE_DIR") ?: "", strerror(errno));
 		size = c->op == OP_SIGBUS_EOF ? NPAGES - EOF_SHORT : NPAGES;
-		ASSERT_EQ(0, write_pages(c, 0, size, epoch));
+		ASSERT_EQ(0, write_file_pages(c->fd, c->buf, 0, size, epoch));
 		c->base = mmap(c->base, c->len, PROT_READ, MAP_SHARED |
 			       (c->base ? MAP_FIXED : 0), c->fd, 0);
 		ASSERT_NE(MAP_FAILED, c->base) {
@@ -679,7 +651,7 @@ TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 		if (c->op == OP_EVICT) {
 			err = fallocate(c->fd, FALLOC_FL_PUNCH_HOLE |
 					FALLOC_FL_KEEP_SIZE, 0, c->len) ?
-			      errno : write_pages(c, 0, NPAGES, ++epoch);
+			      errno : write_file_pages(c->fd, c->buf, 0, NPAGES, ++epoch);
 			if (err) {
 				fail(c->fb, "round %d: new folios: %s", r + 1,
 				     strerror(err));

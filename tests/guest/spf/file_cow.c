@@ -30,7 +30,7 @@
  *    (either, or a mix of their bytes, during the rewrite).
  * Pages below lo keep their epoch and are never cut.
  */
-#include "spf_common.h"
+#include "spf_file.h"
 
 #define NPAGES 64
 #define NPHASES 7
@@ -59,11 +59,6 @@ struct targ {
 	struct ctx *c;
 	int id;
 };
-
-static inline uint64_t pval(unsigned long epoch, long p)
-{
-	return mkval(epoch, 0, p, 0);
-}
 
 /* Each byte of x is a's or b's: pwrite() need not store a word at once. */
 static bool is_mix(uint64_t x, uint64_t a, uint64_t b)
@@ -193,19 +188,6 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-/* Pages [lo, hi) of the file get epoch e. 0 or an errno. */
-static int write_pages(struct ctx *c, long lo, long hi, unsigned long e)
-{
-	size_t len = (hi - lo) * PS;
-	ssize_t n;
-
-	for (long p = lo; p < hi; p++)
-		for (size_t i = 0; i < WORDS_PER_PAGE; i++)
-			c->buf[(p - lo) * WORDS_PER_PAGE + i] = pval(e, p);
-	n = pwrite(c->fd, c->buf, len, lo * PS);
-	return n == (ssize_t)len ? 0 : n < 0 ? errno : EIO;
-}
-
 /* Operation i of the round (shrink, grow, rewrite). 0 or an errno. */
 static int do_op(struct ctx *c, int i)
 {
@@ -215,7 +197,7 @@ static int do_op(struct ctx *c, int i)
 	case 1:
 		return ftruncate(c->fd, NPAGES * PS) ? errno : 0;
 	default:
-		return write_pages(c, c->lo, NPAGES, c->enew);
+		return write_file_pages(c->fd, c->buf, c->lo, NPAGES, c->enew);
 	}
 }
 
@@ -268,11 +250,10 @@ TEST_F_TIMEOUT(file_cow, truncate, SPF_TIMEOUT)
 	c->buf = mmap(NULL, NPAGES * PS, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, c->buf);
-	c->fd = dir && *dir ? open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) :
-			      memfd_create("spf-file-cow", MFD_CLOEXEC);
+	c->fd = new_test_file("spf-file-cow");
 	ASSERT_LE(0, c->fd) TH_LOG("a new file (SPF_FILE_DIR=%s): %s",
 				   dir ? dir : "", strerror(errno));
-	ASSERT_EQ(0, write_pages(c, 0, NPAGES, epoch));
+	ASSERT_EQ(0, write_file_pages(c->fd, c->buf, 0, NPAGES, epoch));
 	for (long p = 0; p < NPAGES; p++)
 		c->ep[p] = epoch;
 	c->base = mmap(NULL, c->len, PROT_READ | PROT_WRITE, MAP_PRIVATE,
