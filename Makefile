@@ -2,12 +2,27 @@
 # Kernels build one at a time (each uses every core): this file is serial.
 .NOTPARALLEL:
 .SUFFIXES:
-.PHONY: help run run-check ab test soak tree export check-patches check-bisect kernels bench \
+.PHONY: help run run-kernels run-check ab test soak tree export check-patches check-bisect kernels bench \
 	tests-build clean distclean deps-build deps-run deps-test
 
 # `make` alone prints the targets: nothing builds or installs unless a
 # target says so.
 .DEFAULT_GOAL := help
+
+# EXPERIMENT=NAME: the knobs of experiments/NAME (make syntax), which
+# those on the command line override; its EXPERIMENT_TARGET=ab makes
+# `make run` run `make ab`.
+EXPERIMENTS := $(notdir $(wildcard experiments/*))
+ifneq ($(EXPERIMENT),)
+ifeq ($(filter $(EXPERIMENT),$(EXPERIMENTS)),)
+$(error EXPERIMENT=$(EXPERIMENT): no such experiment; known: $(EXPERIMENTS))
+endif
+include experiments/$(EXPERIMENT)
+endif
+# The knobs the scripts read from the environment, exported when set here.
+KNOBS := RUN_KERNELS MAINLINE DURATION REPEAT ROUNDS VARIANTS VCPUS GUEST_MEM \
+	THP ICOUNT PROFILE_SECONDS RESULTS AB_KERNEL AB_SYSCTL PAIRS VARIANT
+export $(foreach k,$(KNOBS),$(if $(filter undefined,$(origin $(k))),,$(k)))
 
 # Kernels `make run` compares; MAINLINE=1 adds Debian's 6.12 (per-VMA locks).
 # Items may be NAME, LABEL=NAME, LABEL=PATH/TO/bzImage, each with
@@ -26,6 +41,7 @@ help:
 	@printf '%s\n' \
 	'usage: make TARGET [KNOB=VALUE...]   (* installs missing Debian packages first)' \
 	'  run *            build base and spf, compare them under QEMU, print the report' \
+	'                   (EXPERIMENT=NAME: the knobs of experiments/NAME, listed below)' \
 	'  test *           build base, spf, spf-debug and the tests, run every suite' \
 	'  ab *             one kernel, two values of a sysctl, compared in one boot' \
 	'  soak *           the race and stress tests on spf-debug for SOAK_MINUTES' \
@@ -44,7 +60,10 @@ help:
 	'        ROUNDS=2 VARIANTS VCPUS GUEST_MEM THP ICOUNT PROFILE_SECONDS RESULTS' \
 	'  ab:   AB_KERNEL=$(AB_KERNEL) AB_SYSCTL=$(AB_SYSCTL) PAIRS VARIANT' \
 	'  test: TEST_KERNELS="$(strip $(TEST_KERNELS))"   soak: SOAK_MINUTES=30' \
-	'  check-bisect: FROM=N BOOT=0 QUICK=1   tree: FORCE=1'
+	'  check-bisect: FROM=N BOOT=0 QUICK=1   tree: FORCE=1' \
+	'Experiments (make run EXPERIMENT=NAME):'
+	@for e in $(EXPERIMENTS); do \
+		printf '  %-8s %s\n' "$$e" "$$(sed -n '1s/^# //p' experiments/$$e)"; done
 
 deps-build:
 	@scripts/deps build
@@ -80,7 +99,8 @@ tests-build: tree
 	@scripts/build-tests
 
 # The kernels and knobs are checked before anything is installed or built.
-run: run-check deps-run tree $(addprefix kernel-,$(RUN_KERNEL_NAMES)) bench
+run: $(if $(filter ab,$(EXPERIMENT_TARGET)),ab,run-kernels)
+run-kernels: run-check deps-run tree $(addprefix kernel-,$(RUN_KERNEL_NAMES)) bench
 	@$(MAKE) -s -C perf-scripts/report
 	@scripts/compare-kernels $(RUN_KERNELS)
 run-check:
