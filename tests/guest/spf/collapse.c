@@ -36,14 +36,9 @@ struct ctx {
 	struct failbox *fb;
 };
 
-struct targ {
-	struct ctx *c;
-	int id;
-};
-
 static void *worker(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	int t = a->id;
 	unsigned seq = 0;
@@ -107,7 +102,6 @@ FIXTURE_TEARDOWN(collapse)
 TEST_F_TIMEOUT(collapse, race, SPF_TIMEOUT)
 {
 	struct ctx *c;
-	struct targ args[MAX_THREADS];
 	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
@@ -136,13 +130,11 @@ TEST_F_TIMEOUT(collapse, race, SPF_TIMEOUT)
 	atomic_init(&c->collapsed, -1);
 	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
 	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
-	for (int i = 0; i < c->nthreads; i++)
-		args[i] = (struct targ){ .c = c, .id = i };
 
 	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
-	ASSERT_EQ(0, team_start(&tm, c->nthreads, worker, args, sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, c->nthreads, worker, c));
 
 	for (int r = 0; ; r++) {
 		/* holes, faulted in again at the PTE level */

@@ -34,14 +34,9 @@ struct ctx {
 	struct failbox *fb;
 };
 
-struct targ {
-	struct ctx *c;
-	int id;
-};
-
 static void *worker(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	char *mine = c->base + a->id * CHUNK_PAGES * PS;
 
@@ -105,7 +100,6 @@ FIXTURE_TEARDOWN(counters)
 TEST_F_TIMEOUT(counters, spf_success_and_sysctl, SPF_TIMEOUT)
 {
 	struct ctx c = { 0 };
-	struct targ args[NTHREADS];
 	struct team tm = { 0 };
 	double budget = test_seconds() / 3, t0;
 	long long succ0, succ1, att0, att1, att2, att3;
@@ -126,11 +120,9 @@ TEST_F_TIMEOUT(counters, spf_success_and_sysctl, SPF_TIMEOUT)
 			  ~(PMD_SIZE_ - 1));
 	pthread_barrier_init(&c.start, NULL, NTHREADS + 1);
 	pthread_barrier_init(&c.done, NULL, NTHREADS + 1);
-	for (int i = 0; i < NTHREADS; i++)
-		args[i] = (struct targ){ .c = &c, .id = i };
 	ASSERT_EQ(0, spf_sysctl_write(1));
 	ASSERT_EQ(1, spf_sysctl_read());
-	ASSERT_EQ(0, team_start(&tm, NTHREADS, worker, args, sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, NTHREADS, worker, &c));
 
 	/* the first round: anon_vma and page tables, by the classic path */
 	t0 = now_s();

@@ -129,11 +129,6 @@ struct ctx {
 	struct failbox *fb;
 };
 
-struct targ {
-	struct ctx *c;
-	int id;
-};
-
 /* What a read did. */
 enum { R_VAL, R_BUS, R_MAPERR, R_ACCERR, R_OTHER };
 struct res {
@@ -311,7 +306,7 @@ static void zap_all(struct ctx *c)
 
 static void *reader(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	int t = a->id;
 	uint64_t seed = (c->seed ^ (0x9e3779b97f4a7c15ULL * (t + 1))) | 1;
@@ -517,7 +512,6 @@ FIXTURE_TEARDOWN(file)
 TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 {
 	struct ctx *c;
-	struct targ args[MAX_THREADS];
 	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
@@ -542,8 +536,6 @@ TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 	atomic_init(&c->phase, 0);
 	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
 	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
-	for (int i = 0; i < c->nthreads; i++)
-		args[i] = (struct targ){ .c = c, .id = i };
 	for (long p = 0; p < NPAGES; p++)
 		c->ep[p] = epoch;
 
@@ -589,7 +581,7 @@ TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 	/* faults on the file, not just those of the threads' stacks */
 	spf0.also_success = "spf_success_file";
 	prefault_stack();
-	ASSERT_EQ(0, team_start(&tm, c->nthreads, reader, args, sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, c->nthreads, reader, c));
 	if (c->op == OP_MUNMAP_CLOSE) {
 		/*
 		 * Open the hole once the threads' stacks are mapped (outside

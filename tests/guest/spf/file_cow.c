@@ -55,11 +55,6 @@ struct ctx {
 	struct failbox *fb;
 };
 
-struct targ {
-	struct ctx *c;
-	int id;
-};
-
 /* Each byte of x is a's or b's: pwrite() need not store a word at once. */
 static bool is_mix(uint64_t x, uint64_t a, uint64_t b)
 {
@@ -163,7 +158,7 @@ static void access_page(struct ctx *c, int t, long p, unsigned *seq)
 
 static void *writer(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	int t = a->id;
 	long first = t * c->per;
@@ -229,7 +224,6 @@ FIXTURE_TEARDOWN(file_cow)
 TEST_F_TIMEOUT(file_cow, truncate, SPF_TIMEOUT)
 {
 	const char *dir = getenv("SPF_FILE_DIR");
-	struct targ args[MAX_THREADS];
 	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
@@ -265,14 +259,12 @@ TEST_F_TIMEOUT(file_cow, truncate, SPF_TIMEOUT)
 	ASSERT_EQ(0, madvise(c->base, c->len, MADV_DONTNEED));
 	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
 	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
-	for (int i = 0; i < c->nthreads; i++)
-		args[i] = (struct targ){ .c = c, .id = i };
 
 	SPF_BEGIN(spf0);
 	/* copies of file pages, not just the threads' stack faults */
 	spf0.also_success = "spf_success_file";
 	prefault_stack();
-	ASSERT_EQ(0, team_start(&tm, c->nthreads, writer, args, sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, c->nthreads, writer, c));
 	for (int r = 0; ; r++) {
 		c->round = r;
 		c->lo = rnd(&seed) % NPAGES;

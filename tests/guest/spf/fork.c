@@ -45,11 +45,6 @@ struct ctx {
 	uint64_t *snap;		/* the child's copy, [page][word] */
 };
 
-struct targ {
-	struct ctx *c;
-	int id;
-};
-
 /* The thread's word of page p: read, write a new value, read back. */
 static bool access_page(struct ctx *c, int t, long p, uint64_t *expect,
 			unsigned *seq)
@@ -89,7 +84,7 @@ static bool access_page(struct ctx *c, int t, long p, uint64_t *expect,
 
 static void *worker(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	int t = a->id;
 	long first = SHARED_PAGES + t * c->own;
@@ -197,7 +192,6 @@ FIXTURE_TEARDOWN(fork)
 TEST_F_TIMEOUT(fork, race, SPF_TIMEOUT)
 {
 	struct ctx c = { .nthreads = test_threads(), .len = NPAGES * PS };
-	struct targ args[MAX_THREADS];
 	struct team tm = { 0 };
 	double end = now_s() + test_seconds();
 	long rss0, rss1, forks = 0;
@@ -214,13 +208,11 @@ TEST_F_TIMEOUT(fork, race, SPF_TIMEOUT)
 	ASSERT_NE(MAP_FAILED, c.snap);
 	c.base = map_anon(NULL, c.len, 0);
 	ASSERT_NE(NULL, c.base);
-	for (int i = 0; i < c.nthreads; i++)
-		args[i] = (struct targ){ .c = &c, .id = i };
 
 	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
-	ASSERT_EQ(0, team_start(&tm, c.nthreads, worker, args, sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, c.nthreads, worker, &c));
 
 	while (now_s() < end && !failed(c.fb)) {
 		long n = atomic_load(&c.forks) + 1;

@@ -30,14 +30,9 @@ struct ctx {
 	struct failbox *fb;
 };
 
-struct targ {
-	struct ctx *c;
-	int id;
-};
-
 static void *worker(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	int t = a->id;
 	long first = t * c->own;
@@ -111,7 +106,6 @@ FIXTURE_TEARDOWN(growsdown)
 TEST_F_TIMEOUT(growsdown, race, SPF_TIMEOUT)
 {
 	struct ctx *c;
-	struct targ args[MAX_THREADS];
 	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
@@ -135,13 +129,11 @@ TEST_F_TIMEOUT(growsdown, race, SPF_TIMEOUT)
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN |
 				MAP_FIXED, -1, 0));
 	madvise(c->base, TOP_PAGES * PS, MADV_NOHUGEPAGE);
-	for (int i = 0; i < c->nthreads; i++)
-		args[i] = (struct targ){ .c = c, .id = i };
 
 	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
-	ASSERT_EQ(0, team_start(&tm, c->nthreads, worker, args, sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, c->nthreads, worker, c));
 	/*
 	 * The room to grow: a hole below the region, with the reservation's
 	 * PROT_NONE below it (no stack guard gap needed from an inaccessible

@@ -44,11 +44,6 @@ struct ctx {
 	pthread_barrier_t start, done;
 };
 
-struct targ {
-	struct ctx *c;
-	int id;
-};
-
 static long sys_mbind(void *addr, unsigned long len, int mode,
 		      const unsigned long *nodes, unsigned long maxnode,
 		      unsigned int flags)
@@ -69,7 +64,7 @@ static long sys_move_pages(unsigned long count, void **pages, int *status)
 
 static void *worker(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	int t = a->id;
 	unsigned long node0 = 1;
@@ -149,7 +144,6 @@ FIXTURE_TEARDOWN(mbind)
 TEST_F_TIMEOUT(mbind, move_strict_race, SPF_TIMEOUT)
 {
 	struct ctx *c;
-	struct targ args[MAX_THREADS];
 	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
@@ -175,12 +169,9 @@ TEST_F_TIMEOUT(mbind, move_strict_race, SPF_TIMEOUT)
 		pages[p] = c->base + p * PS;
 	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
 	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
-	for (int i = 0; i < c->nthreads; i++)
-		args[i] = (struct targ){ .c = c, .id = i };
 
 	SPF_BEGIN(spf0);
-	ASSERT_EQ(0, team_start(&tm, c->nthreads, worker, args,
-				sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, c->nthreads, worker, c));
 	for (int r = 0; now_s() < end && !failed(c->fb); r++) {
 		long ret, was_bound = 0;
 

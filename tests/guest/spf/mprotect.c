@@ -48,11 +48,6 @@ struct ctx {
 	struct failbox *fb;
 };
 
-struct targ {
-	struct ctx *c;
-	int id;
-};
-
 static const char *prot_name(int prot)
 {
 	return prot == PROT_NONE ? "PROT_NONE" : "PROT_READ";
@@ -77,7 +72,7 @@ static void round_fault(struct ctx *c, int r, long p, volatile uint64_t *w,
 
 static void *worker(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	int t = a->id;
 	unsigned seq = 0;
@@ -162,7 +157,6 @@ FIXTURE_TEARDOWN(mprotect)
 TEST_F_TIMEOUT(mprotect, race, SPF_TIMEOUT)
 {
 	struct ctx *c;
-	struct targ args[MAX_THREADS];
 	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
@@ -182,13 +176,11 @@ TEST_F_TIMEOUT(mprotect, race, SPF_TIMEOUT)
 	atomic_init(&c->changed, -1);
 	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
 	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
-	for (int i = 0; i < c->nthreads; i++)
-		args[i] = (struct targ){ .c = c, .id = i };
 
 	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
-	ASSERT_EQ(0, team_start(&tm, c->nthreads, worker, args, sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, c->nthreads, worker, c));
 
 	for (int r = 0; ; r++) {
 		bool zap = r < 2 || rnd(&seed) % 2;
@@ -282,7 +274,7 @@ SPF_SCALE_TIMEOUT(mprotect, race)
  */
 static void *refault_worker(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	int t = a->id;
 	unsigned seq = 0;
@@ -341,7 +333,6 @@ static void *refault_worker(void *arg)
 TEST_F_TIMEOUT(mprotect, refault, SPF_TIMEOUT)
 {
 	struct ctx *c;
-	struct targ args[MAX_THREADS];
 	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
@@ -363,12 +354,9 @@ TEST_F_TIMEOUT(mprotect, refault, SPF_TIMEOUT)
 	atomic_init(&c->changed, -1);
 	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
 	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
-	for (int i = 0; i < c->nthreads; i++)
-		args[i] = (struct targ){ .c = c, .id = i };
 
 	SPF_BEGIN(spf0);
-	ASSERT_EQ(0, team_start(&tm, c->nthreads, refault_worker, args,
-				sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, c->nthreads, refault_worker, c));
 	for (int r = 0; ; r++) {
 		c->round = r;
 		c->prot = r % 2 ? PROT_READ : PROT_NONE;

@@ -49,11 +49,6 @@ struct ctx {
 	struct failbox *fb;
 };
 
-struct targ {
-	struct ctx *c;
-	int id;
-};
-
 /* A fault in round r: legal once the move began, if the old range goes. */
 static void round_fault(struct ctx *c, int r, volatile uint64_t *w,
 			const char *what)
@@ -87,7 +82,7 @@ static bool check_read(struct ctx *c, int r, volatile uint64_t *w,
 
 static void *worker(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	int t = a->id;
 	unsigned seq = 0;
@@ -230,7 +225,6 @@ FIXTURE_TEARDOWN(mremap)
 TEST_F_TIMEOUT(mremap, race, SPF_TIMEOUT)
 {
 	struct ctx *c;
-	struct targ args[MAX_THREADS];
 	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
@@ -257,13 +251,11 @@ TEST_F_TIMEOUT(mremap, race, SPF_TIMEOUT)
 	atomic_init(&c->moved, -1);
 	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
 	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
-	for (int i = 0; i < c->nthreads; i++)
-		args[i] = (struct targ){ .c = c, .id = i };
 
 	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
-	ASSERT_EQ(0, team_start(&tm, c->nthreads, worker, args, sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, c->nthreads, worker, c));
 
 	for (r = 0; ; r++) {
 		char *src = c->slot[r % 2], *dst = c->slot[(r + 1) % 2], *p;

@@ -40,11 +40,6 @@ struct ctx {
 	struct failbox *fb;
 };
 
-struct targ {
-	struct ctx *c;
-	int id;
-};
-
 /* A fault in round r: legal only once munmap() has been called. */
 static bool round_fault(struct ctx *c, int r, volatile uint64_t *w,
 			const char *what)
@@ -60,7 +55,7 @@ static bool round_fault(struct ctx *c, int r, volatile uint64_t *w,
 
 static void *worker(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	int t = a->id;
 	uint64_t expect[NPAGES];
@@ -172,7 +167,6 @@ FIXTURE_TEARDOWN(munmap)
 TEST_F_TIMEOUT(munmap, race, SPF_TIMEOUT)
 {
 	struct ctx c = { .nthreads = test_threads(), .len = NPAGES * PS };
-	struct targ args[MAX_THREADS];
 	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
@@ -189,13 +183,11 @@ TEST_F_TIMEOUT(munmap, race, SPF_TIMEOUT)
 	atomic_init(&c.unmapped, -1);
 	pthread_barrier_init(&c.start, NULL, c.nthreads + 1);
 	pthread_barrier_init(&c.done, NULL, c.nthreads + 1);
-	for (int i = 0; i < c.nthreads; i++)
-		args[i] = (struct targ){ .c = &c, .id = i };
 
 	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
-	ASSERT_EQ(0, team_start(&tm, c.nthreads, worker, args, sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, c.nthreads, worker, &c));
 	/*
 	 * Open the hole once the threads' stacks are mapped (outside the
 	 * reservation): shared_pgtable opens just the region, so that the

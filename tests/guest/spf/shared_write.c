@@ -35,14 +35,9 @@ struct ctx {
 	struct failbox *fb;
 };
 
-struct targ {
-	struct ctx *c;
-	int id;
-};
-
 static void *writer_thread(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	int t = a->id;
 	unsigned seq = 0;
@@ -123,7 +118,6 @@ FIXTURE_TEARDOWN(shared_write)
 TEST_F_TIMEOUT(shared_write, race, SPF_TIMEOUT)
 {
 	const char *dir = getenv("SPF_EXT4_DIR");
-	struct targ args[MAX_THREADS];
 	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
@@ -160,14 +154,11 @@ TEST_F_TIMEOUT(shared_write, race, SPF_TIMEOUT)
 	c->base = mmap(NULL, c->len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       self->fd, 0);
 	ASSERT_NE(MAP_FAILED, c->base) c->base = NULL;
-	for (int i = 0; i < c->nthreads; i++)
-		args[i] = (struct targ){ .c = c, .id = i };
 
 	SPF_BEGIN(spf0);
 	spf0.also_success = "spf_success_file";
 	prefault_stack();
-	ASSERT_EQ(0, team_start(&tm, c->nthreads, writer_thread, args,
-				sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, c->nthreads, writer_thread, c));
 	while (now_s() < end && !failed(c->fb)) {
 		long lo = rnd(&seed) % NPAGES;
 		long hi = lo + 1 + rnd(&seed) % (NPAGES - lo);

@@ -43,11 +43,6 @@ struct ctx {
 	struct failbox *fb;
 };
 
-struct targ {
-	struct ctx *c;
-	int id;
-};
-
 static int pread_word(struct ctx *c, long p, int t, uint64_t *v)
 {
 	off_t off = (char *)word_of(c->base, p, t) - c->base;
@@ -64,7 +59,7 @@ static bool punched(struct ctx *c, long p, unsigned long h)
 
 static void *writer_thread(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	int t = a->id;
 	uint64_t last[NPAGES] = { 0 };
@@ -206,7 +201,6 @@ static int rename_file(FIXTURE_DATA(shmem_write) *self)
 TEST_F_TIMEOUT(shmem_write, race, SPF_TIMEOUT)
 {
 	struct ctx *c = self->c;
-	struct targ args[MAX_THREADS];
 	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double start = now_s(), end = start + test_seconds();
@@ -231,14 +225,11 @@ TEST_F_TIMEOUT(shmem_write, race, SPF_TIMEOUT)
 	c->base = mmap(NULL, c->len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       c->fd, 0);
 	ASSERT_NE(MAP_FAILED, c->base) c->base = NULL;
-	for (int i = 0; i < c->nthreads; i++)
-		args[i] = (struct targ){ .c = c, .id = i };
 
 	SPF_BEGIN(spf0);
 	spf0.also_success = "spf_success_file";
 	prefault_stack();
-	ASSERT_EQ(0, team_start(&tm, c->nthreads, writer_thread, args,
-				sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, c->nthreads, writer_thread, c));
 	while (now_s() < end && !failed(c->fb)) {
 		long lo = rnd(&seed) % NPAGES;
 		long hi = lo + 1 + rnd(&seed) % (NPAGES - lo);

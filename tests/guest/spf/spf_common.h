@@ -316,11 +316,18 @@ struct team_slot {
 	int nice;
 };
 
+/* What team_run() gives each thread: the test's context, the index. */
+struct team_arg {
+	void *c;
+	int id;
+};
+
 struct team {
 	int n;
 	bool keep_nice;		/* set before team_start(): no renice */
 	pthread_t tid[MAX_THREADS + 2];
 	struct team_slot slot[MAX_THREADS + 2];
+	struct team_arg arg[MAX_THREADS + 2];	/* team_run()'s */
 	char *stacks;
 	size_t stacks_len;
 };
@@ -373,6 +380,15 @@ static inline int team_start(struct team *tm, int n, void *(*fn)(void *),
 		tm->n++;
 	}
 	return 0;
+}
+
+/* n threads running fn(struct team_arg *), each with c and its index. */
+static inline int team_run(struct team *tm, int n, void *(*fn)(void *),
+			   void *c)
+{
+	for (int i = 0; i < n && i < MAX_THREADS + 2; i++)
+		tm->arg[i] = (struct team_arg){ .c = c, .id = i };
+	return team_start(tm, n, fn, tm->arg, sizeof(tm->arg[0]));
 }
 
 static inline void team_join(struct team *tm)

@@ -38,14 +38,9 @@ struct ctx {
 	struct failbox *fb;
 };
 
-struct targ {
-	struct ctx *c;
-	int id;
-};
-
 static void *worker(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	int t = a->id;
 	uint64_t expect[NPAGES] = { 0 };
@@ -158,7 +153,6 @@ FIXTURE_TEARDOWN(swap)
 
 TEST_F_TIMEOUT(swap, race, SPF_TIMEOUT)
 {
-	struct targ args[MAX_THREADS];
 	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
@@ -175,15 +169,13 @@ TEST_F_TIMEOUT(swap, race, SPF_TIMEOUT)
 	c->len = NPAGES * PS;
 	c->fb = failbox_new();
 	ASSERT_NE(NULL, c->fb);
-	for (int i = 0; i < c->nthreads; i++)
-		args[i] = (struct targ){ .c = c, .id = i };
 
 	SPF_BEGIN(spf0);
 	/* mapped inside the run: the first touches are speculative faults */
 	c->base = map_anon(NULL, c->len, 0);
 	ASSERT_NE(NULL, c->base);
 	prefault_stack();
-	ASSERT_EQ(0, team_start(&tm, c->nthreads, worker, args, sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, c->nthreads, worker, c));
 	while (now_s() < end && !failed(c->fb)) {
 		long lo = rnd(&seed) % NPAGES;
 		long hi = lo + 1 + rnd(&seed) % (NPAGES - lo);

@@ -51,11 +51,6 @@ struct ctx {
 	struct failbox *fb;
 };
 
-struct targ {
-	struct ctx *c;
-	int id;
-};
-
 /* v read from thread t's word of page p: legal? */
 static bool check(struct ctx *c, int r, int t, long p, const char *what,
 		  uint64_t v, uint64_t last, bool zapped)
@@ -131,7 +126,7 @@ static void zap_own(struct ctx *c, int t, uint64_t *last)
 
 static void *worker(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	int t = a->id;
 	uint64_t last[NPAGES] = { 0 };
@@ -257,7 +252,6 @@ FIXTURE_TEARDOWN(uffd)
 TEST_F_TIMEOUT(uffd, register_race, SPF_TIMEOUT)
 {
 	struct ctx c = { .nthreads = test_threads(), .len = NPAGES * PS };
-	struct targ args[MAX_THREADS];
 	struct team tm = { 0 }, th = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
@@ -274,15 +268,13 @@ TEST_F_TIMEOUT(uffd, register_race, SPF_TIMEOUT)
 	atomic_init(&c.zapped, -1);
 	pthread_barrier_init(&c.start, NULL, c.nthreads + 1);
 	pthread_barrier_init(&c.done, NULL, c.nthreads + 1);
-	for (int i = 0; i < c.nthreads; i++)
-		args[i] = (struct targ){ .c = &c, .id = i };
 
 	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
 	th.keep_nice = true;	/* the handler serves the faulting threads */
 	ASSERT_EQ(0, team_start(&th, 1, handler, &c, 0));
-	ASSERT_EQ(0, team_start(&tm, c.nthreads, worker, args, sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, c.nthreads, worker, &c));
 
 	for (int r = 0; ; r++) {
 		struct uffdio_register reg = {

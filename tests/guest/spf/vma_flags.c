@@ -46,14 +46,9 @@ struct ctx {
 	struct failbox *fb;
 };
 
-struct targ {
-	struct ctx *c;
-	int id;
-};
-
 static void *worker(void *arg)
 {
-	struct targ *a = arg;
+	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	int t = a->id;
 	long first = t * c->own;
@@ -172,7 +167,6 @@ FIXTURE_TEARDOWN(vma_flags)
 TEST_F_TIMEOUT(vma_flags, race, SPF_TIMEOUT)
 {
 	struct ctx *c;
-	struct targ args[MAX_THREADS];
 	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
@@ -190,13 +184,11 @@ TEST_F_TIMEOUT(vma_flags, race, SPF_TIMEOUT)
 	c->base = self->base = map_anon(NULL, c->len, 0);
 	self->len = c->len;
 	ASSERT_NE(NULL, c->base);
-	for (int i = 0; i < c->nthreads; i++)
-		args[i] = (struct targ){ .c = c, .id = i };
 
 	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
-	ASSERT_EQ(0, team_start(&tm, c->nthreads, worker, args, sizeof(args[0])));
+	ASSERT_EQ(0, team_run(&tm, c->nthreads, worker, c));
 
 	while (now_s() < end && !failed(c->fb)) {
 		enum op op = rnd(&seed) % NR_OPS;
