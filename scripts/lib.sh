@@ -155,6 +155,26 @@ icount_vcpus() {
 	VCPUS=1
 }
 
+# The knobs both drivers (compare-kernels, compare-sysctl) share, defaulted
+# and checked alike: DURATION (seconds per run, > 0), ROUNDS (boots,
+# default $1), ICOUNT, VCPUS, GUEST_MEM, THP, RESULTS. A bad one is bad
+# usage: one line, status 2.
+isnum() { case $1 in '' | .* | *.*.* | *[!0-9.]* | *.) return 1 ;; esac; }
+knob_posint() { case $2 in '' | *[!0-9]* | 0*) die_usage "$1 must be a positive integer, not '$2'" ;; esac; }
+guest_knobs() {
+	DURATION=${DURATION:-2} ROUNDS=${ROUNDS:-$1} ICOUNT=${ICOUNT:-}
+	icount_vcpus || exit 2
+	VCPUS=${VCPUS:-$(ncpus)} GUEST_MEM=${GUEST_MEM:-2G} THP=${THP:-off}
+	RESULTS=${RESULTS:-$TOP/results}
+	if ! isnum "$DURATION" || [ "$(awk -v d="$DURATION" 'BEGIN { print (d > 0) }')" != 1 ]; then
+		die_usage "DURATION must be a positive number of seconds, not '$DURATION'"
+	fi
+	knob_posint ROUNDS "$ROUNDS"
+	knob_posint VCPUS "$VCPUS"
+	case $GUEST_MEM in [1-9]*[0-9MGk] | [1-9]) ;; *) die_usage "GUEST_MEM wants a size such as 2G, not '$GUEST_MEM'" ;; esac
+	case $THP in on | off) ;; *) die_usage "THP must be on or off, not '$THP'" ;; esac
+}
+
 # How many host seconds a guest second may take under qemu/run --icount
 # SHIFT, as a factor for timeouts (1 without SHIFT). At shift 3 the guest
 # clock runs at 125 million instructions a second, about what TCG executes
