@@ -577,9 +577,7 @@ TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 			       DROP_CACHES, strerror(err));
 	}
 
-	SPF_BEGIN(spf0);
-	/* faults on the file, not just those of the threads' stacks */
-	spf0.also_success = "spf_success_file";
+	SPF_BEGIN_FILE(spf0);
 	prefault_stack();
 	ASSERT_EQ(0, team_run(&tm, c->nthreads, reader, c));
 	if (c->op == OP_MUNMAP_CLOSE) {
@@ -603,8 +601,7 @@ TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 			c->enew = ++epoch;
 			break;
 		case OP_PUNCH_HOLE:
-			c->lo = rnd(&seed) % NPAGES;
-			c->hi = c->lo + 1 + rnd(&seed) % (NPAGES - c->lo);
+			rnd_range(&seed, NPAGES, &c->lo, &c->hi);
 			c->enew = ++epoch;
 			break;
 		default:

@@ -260,9 +260,7 @@ TEST_F_TIMEOUT(file_cow, truncate, SPF_TIMEOUT)
 	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
 	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
 
-	SPF_BEGIN(spf0);
-	/* copies of file pages, not just the threads' stack faults */
-	spf0.also_success = "spf_success_file";
+	SPF_BEGIN_FILE(spf0);
 	prefault_stack();
 	ASSERT_EQ(0, team_run(&tm, c->nthreads, writer, c));
 	for (int r = 0; ; r++) {

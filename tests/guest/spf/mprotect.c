@@ -189,8 +189,7 @@ TEST_F_TIMEOUT(mprotect, race, SPF_TIMEOUT)
 		c->prot = r % 2 ? PROT_READ : PROT_NONE;
 		if ((r / 2) % 2) {
 			/* a part of the region: the VMA is split */
-			c->lo = rnd(&seed) % NPAGES;
-			c->hi = c->lo + 1 + rnd(&seed) % (NPAGES - c->lo);
+			rnd_range(&seed, NPAGES, &c->lo, &c->hi);
 			partial++;
 		} else {
 			c->lo = 0;

@@ -155,14 +155,13 @@ TEST_F_TIMEOUT(shared_write, race, SPF_TIMEOUT)
 		       self->fd, 0);
 	ASSERT_NE(MAP_FAILED, c->base) c->base = NULL;
 
-	SPF_BEGIN(spf0);
-	spf0.also_success = "spf_success_file";
+	SPF_BEGIN_FILE(spf0);
 	prefault_stack();
 	ASSERT_EQ(0, team_run(&tm, c->nthreads, writer_thread, c));
 	while (now_s() < end && !failed(c->fb)) {
-		long lo = rnd(&seed) % NPAGES;
-		long hi = lo + 1 + rnd(&seed) % (NPAGES - lo);
+		long lo, hi;
 
+		rnd_range(&seed, NPAGES, &lo, &hi);
 		if (msync(c->base, c->len, MS_SYNC)) {
 			fail(c->fb, "round %ld: msync: %s", syncs, strerror(errno));
 			break;

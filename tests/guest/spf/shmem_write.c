@@ -226,15 +226,15 @@ TEST_F_TIMEOUT(shmem_write, race, SPF_TIMEOUT)
 		       c->fd, 0);
 	ASSERT_NE(MAP_FAILED, c->base) c->base = NULL;
 
-	SPF_BEGIN(spf0);
-	spf0.also_success = "spf_success_file";
+	SPF_BEGIN_FILE(spf0);
 	prefault_stack();
 	ASSERT_EQ(0, team_run(&tm, c->nthreads, writer_thread, c));
 	while (now_s() < end && !failed(c->fb)) {
-		long lo = rnd(&seed) % NPAGES;
-		long hi = lo + 1 + rnd(&seed) % (NPAGES - lo);
-		unsigned op = rnd(&seed) % 8;
+		long lo, hi;
+		unsigned op;
 
+		rnd_range(&seed, NPAGES, &lo, &hi);
+		op = rnd(&seed) % 8;
 		if (!after && now_s() >= later) {
 			after = true;
 			if (!variant->named)

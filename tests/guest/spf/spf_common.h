@@ -148,6 +148,13 @@ static inline uint64_t rnd(uint64_t *s)
 	return *s;
 }
 
+/* A random range [*lo, *hi) of n pages, one page at least. */
+static inline void rnd_range(uint64_t *seed, long n, long *lo, long *hi)
+{
+	*lo = rnd(seed) % n;
+	*hi = *lo + 1 + rnd(seed) % (n - *lo);
+}
+
 /* Wait until *progress reaches target, or the deadline passes. */
 static inline void wait_progress(atomic_long *progress, long target,
 				 double deadline)
@@ -652,6 +659,8 @@ static inline void spf_run_end(struct __test_metadata *_metadata,
  * SPF_END(r, NULL) where no counter shows the race.
  */
 #define SPF_BEGIN(r) struct spf_run r; spf_run_begin(_metadata, &r)
+/* SPF_BEGIN() for a test of file faults: spf_success_file must move too. */
+#define SPF_BEGIN_FILE(r) SPF_BEGIN(r); (r).also_success = "spf_success_file"
 #define SPF_END(r, ...) \
 	spf_run_end(_metadata, &(r), (const char *const[]){ __VA_ARGS__, NULL })
 

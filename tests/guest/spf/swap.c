@@ -177,9 +177,9 @@ TEST_F_TIMEOUT(swap, race, SPF_TIMEOUT)
 	prefault_stack();
 	ASSERT_EQ(0, team_run(&tm, c->nthreads, worker, c));
 	while (now_s() < end && !failed(c->fb)) {
-		long lo = rnd(&seed) % NPAGES;
-		long hi = lo + 1 + rnd(&seed) % (NPAGES - lo);
+		long lo, hi;
 
+		rnd_range(&seed, NPAGES, &lo, &hi);
 		if (madvise(c->base + lo * PS, (hi - lo) * PS, MADV_PAGEOUT)) {
 			fail(c->fb, "round %ld: MADV_PAGEOUT of pages [%ld, %ld): %s",
 			     pageouts, lo, hi, strerror(errno));
