@@ -155,6 +155,31 @@ icount_vcpus() {
 	VCPUS=1
 }
 
+# fragments_applied OBJDIR FRAGMENT...: whether every option the fragments
+# ask for is in OBJDIR/.config as asked; names each one that is not.
+fragments_applied() {
+	fa_obj=$1 fa_bad=0
+	shift
+	for fa_f; do
+		while IFS= read -r fa_line; do
+			case $fa_line in
+			CONFIG_*=*)
+				grep -qxF -- "$fa_line" "$fa_obj/.config" && continue
+				fa_opt=${fa_line%%=*}
+				msg "$(basename "$fa_f"): $fa_line requested, final .config has: $(grep -E "^($fa_opt=|# $fa_opt is not set)" "$fa_obj/.config" || echo "absent")"
+				fa_bad=1 ;;
+			"# CONFIG_"*" is not set")
+				fa_opt=${fa_line#\# }
+				fa_opt=${fa_opt%% *}
+				grep -q "^$fa_opt=" "$fa_obj/.config" || continue
+				msg "$(basename "$fa_f"): $fa_opt requested off, final .config has: $(grep "^$fa_opt=" "$fa_obj/.config")"
+				fa_bad=1 ;;
+			esac
+		done <"$fa_f"
+	done
+	return $fa_bad
+}
+
 # The knobs both drivers (compare-kernels, compare-sysctl) share, defaulted
 # and checked alike: DURATION (seconds per run, > 0), ROUNDS (boots,
 # default $1), ICOUNT, VCPUS, GUEST_MEM, THP, RESULTS. A bad one is bad
