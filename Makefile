@@ -93,6 +93,7 @@ kernels: $(addprefix kernel-,$(TEST_KERNELS))
 # The benchmark and the slab sampler that runs beside it in the guest.
 bench:
 	@$(MAKE) -s -C bench/multi-fault-all
+	@$(MAKE) -s -C bench/syslatency
 	@$(MAKE) -s -C perf-scripts/slab-peak
 
 tests-build: tree
@@ -124,6 +125,7 @@ soak: deps-test tree kernel-spf-debug tests-build
 clean:
 	rm -rf build/kernels build/qemu build/tests build/model
 	@$(MAKE) -s -C bench/multi-fault-all clean
+	@$(MAKE) -s -C bench/syslatency clean
 	@$(MAKE) -s -C perf-scripts/report clean
 	@$(MAKE) -s -C perf-scripts/slab-peak clean
 
