@@ -2,7 +2,7 @@
 # Kernels build one at a time (each uses every core): this file is serial.
 .NOTPARALLEL:
 .SUFFIXES:
-.PHONY: help run run-kernels run-check ab test soak tree export check-patches check-bisect kernels bench \
+.PHONY: help run run-kernels run-check ab syslatency syslatency-check test soak tree export check-patches check-bisect kernels bench \
 	tests-build clean distclean deps-build deps-run deps-test
 
 # `make` alone prints the targets: nothing builds or installs unless a
@@ -10,8 +10,8 @@
 .DEFAULT_GOAL := help
 
 # EXPERIMENT=NAME: the knobs of experiments/NAME (make syntax), which
-# those on the command line override; its EXPERIMENT_TARGET=ab makes
-# `make run` run `make ab`.
+# those on the command line override; its EXPERIMENT_TARGET (ab,
+# syslatency) makes `make run` run that target instead.
 EXPERIMENTS := $(notdir $(wildcard experiments/*))
 ifneq ($(EXPERIMENT),)
 ifeq ($(filter $(EXPERIMENT),$(EXPERIMENTS)),)
@@ -21,7 +21,8 @@ include experiments/$(EXPERIMENT)
 endif
 # The knobs the scripts read from the environment, exported when set here.
 KNOBS := RUN_KERNELS MAINLINE DURATION REPEAT ROUNDS VARIANTS VCPUS GUEST_MEM \
-	THP ICOUNT PROFILE_SECONDS RESULTS AB_KERNEL AB_SYSCTL PAIRS VARIANT
+	THP ICOUNT PROFILE_SECONDS RESULTS AB_KERNEL AB_SYSCTL PAIRS VARIANT \
+	HOLDS HOLD_MB PRESSURE_MB PRESSURE
 export $(foreach k,$(KNOBS),$(if $(filter undefined,$(origin $(k))),,$(k)))
 
 # Kernels `make run` compares; MAINLINE=1 adds Debian's 6.12 (per-VMA locks).
@@ -53,17 +54,19 @@ help:
 	'  check-bisect *   every prefix builds and boots, option off and on (hours)' \
 	'  deps-build deps-run deps-test *   only install those packages' \
 	'  export           write build/src/linux back to the patch files and series' \
-	'  bench            the benchmark and the slab sampler' \
+	'  bench            the benchmarks (multi-fault-all, syslatency) and the slab sampler' \
 	'  clean distclean  remove what was built (distclean: all of build/)' \
 	'Knobs (scripts/compare-kernels --help, scripts/compare-sysctl --help, ...):' \
 	'  run:  RUN_KERNELS="$(strip $(RUN_KERNELS))" MAINLINE=1 DURATION=2 REPEAT=2' \
 	'        ROUNDS=2 VARIANTS VCPUS GUEST_MEM THP ICOUNT PROFILE_SECONDS RESULTS' \
 	'  ab:   AB_KERNEL=$(AB_KERNEL) AB_SYSCTL=$(AB_SYSCTL) PAIRS VARIANT' \
+	'  syslatency (EXPERIMENT=syslatency): RUN_KERNELS ROUNDS DURATION HOLDS HOLD_MB' \
+	'        PRESSURE_MB PRESSURE VCPUS GUEST_MEM RESULTS' \
 	'  test: TEST_KERNELS="$(strip $(TEST_KERNELS))"   soak: SOAK_MINUTES=30' \
 	'  check-bisect: FROM=N BOOT=0 QUICK=1   tree: FORCE=1' \
 	'Experiments (make run EXPERIMENT=NAME):'
 	@for e in $(EXPERIMENTS); do \
-		printf '  %-8s %s\n' "$$e" "$$(sed -n '1s/^# //p' experiments/$$e)"; done
+		printf '  %-10s %s\n' "$$e" "$$(sed -n '1s/^# //p' experiments/$$e)"; done
 
 deps-build:
 	@scripts/deps build
@@ -100,7 +103,7 @@ tests-build: tree
 	@scripts/build-tests
 
 # The kernels and knobs are checked before anything is installed or built.
-run: $(if $(filter ab,$(EXPERIMENT_TARGET)),ab,run-kernels)
+run: $(if $(EXPERIMENT_TARGET),$(EXPERIMENT_TARGET),run-kernels)
 run-kernels: run-check deps-run tree $(addprefix kernel-,$(RUN_KERNEL_NAMES)) bench
 	@$(MAKE) -s -C perf-scripts/report
 	@scripts/compare-kernels $(RUN_KERNELS)
@@ -114,6 +117,13 @@ AB_SYSCTL ?= vm.speculative_page_fault=0,1
 ab: deps-run tree $(if $(findstring /,$(AB_KERNEL)),,kernel-$(AB_KERNEL)) bench
 	@$(MAKE) -s -C perf-scripts/report paired
 	@scripts/compare-sysctl $(AB_KERNEL) $(AB_SYSCTL)
+
+# Wake-up latency under reclaim around held memory, kernel against kernel
+# (scripts/compare-syslatency --help); EXPERIMENT=syslatency sets it up.
+syslatency: syslatency-check deps-run tree $(addprefix kernel-,$(RUN_KERNEL_NAMES)) bench
+	@scripts/compare-syslatency $(RUN_KERNELS)
+syslatency-check:
+	@scripts/compare-syslatency --check $(RUN_KERNELS)
 
 test: deps-test tree kernels tests-build
 	@tests/run
