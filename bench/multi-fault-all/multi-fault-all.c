@@ -92,6 +92,7 @@ struct config {
 	bool shared;			/* MAP_SHARED rather than MAP_PRIVATE */
 	enum access_mode access;
 	bool pageout;			/* MADV_PAGEOUT rather than MADV_DONTNEED */
+	bool swapcache;			/* and MADV_WILLNEED after it */
 };
 
 /* One fault thread. Aligned so results written at the end share no line. */
@@ -233,6 +234,10 @@ static void usage(void)
 	       "                      swap (anonymous private memory written to; needs swap).\n"
 	       "                      Swap-ins that read the device count as major faults,\n"
 	       "                      swap-cache hits as minor ones\n"
+	       "  --swapcache         --pageout, then MADV_WILLNEED reads the slots back into\n"
+	       "                      the swap cache before the next round: its faults are\n"
+	       "                      swap-cache hits, not swap-ins (zram, the guests' swap,\n"
+	       "                      swaps a page of one owner in without the swap cache)\n"
 	       "  --strict-cpus       refuse more THREADS than CPUs (for scripts whose numbers\n"
 	       "                      assume a CPU per thread); without it more threads run,\n"
 	       "                      pinned round-robin, with a warning on stderr\n"
@@ -249,7 +254,8 @@ static void usage(void)
 	       "faults_per_sec, per_thread_faults_per_sec, writer_ops, writer_ops_per_sec,\n"
 	       "fault_length, oversubscribe (1 when THREADS outnumbered the CPUs), backing\n"
 	       "(anon, memfd or dir), mapping (private or shared), access (read or write),\n"
-	       "drop (dontneed or pageout) and major_faults (of faults, those that read swap).\n"
+	       "drop (dontneed, pageout or swapcache) and major_faults (of faults, those\n"
+	       "that read swap).\n"
 	       "Faults are page faults taken, not pages mapped: with fault-around they are\n"
 	       "fewer than pages_touched, and the line in words says so.\n"
 	       "On stderr: one line at the start saying what runs.\n"
@@ -367,7 +373,7 @@ enum {
 	OPT_SECONDS = 256, OPT_FAULT_LENGTH, OPT_MADVISE, OPT_SAME_VMA,
 	OPT_VMA_PER_THREAD, OPT_THP, OPT_WRITER, OPT_BUSY, OPT_STRICT_CPUS,
 	OPT_OVERSUBSCRIBE, OPT_BACKING, OPT_PRIVATE, OPT_SHARED, OPT_ACCESS,
-	OPT_PAGEOUT,
+	OPT_PAGEOUT, OPT_SWAPCACHE,
 };
 
 static const struct option long_options[] = {
@@ -386,6 +392,7 @@ static const struct option long_options[] = {
 	{ "shared",		no_argument,		NULL, OPT_SHARED },
 	{ "access",		required_argument,	NULL, OPT_ACCESS },
 	{ "pageout",		no_argument,		NULL, OPT_PAGEOUT },
+	{ "swapcache",		no_argument,		NULL, OPT_SWAPCACHE },
 	{ "help",		no_argument,		NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -466,6 +473,9 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 		case OPT_PAGEOUT:
 			cfg->pageout = true;
 			break;
+		case OPT_SWAPCACHE:
+			cfg->pageout = cfg->swapcache = true;
+			break;
 		case 'h':
 			usage();
 			exit(0);
@@ -481,7 +491,8 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 		usage_error("--private and --shared conflict: give one");
 	if (cfg->pageout && (cfg->backing != BACKING_ANON || cfg->shared ||
 			     cfg->access != ACCESS_WRITE))
-		usage_error("--pageout swaps anonymous private memory written to: not with --backing, --shared or --access=read");
+		usage_error("--%s swaps anonymous private memory written to: not with --backing, --shared or --access=read",
+			    cfg->swapcache ? "swapcache" : "pageout");
 	if (argc - optind > 1)
 		usage_error("unexpected extra argument '%s': only THREADS is positional",
 			    argv[optind + 1]);
@@ -770,6 +781,9 @@ static void zap(const struct config *cfg, char *addr, size_t len)
 	if (cfg->pageout) {
 		if (madvise(addr, len, MADV_PAGEOUT))
 			die_errno("madvise(MADV_PAGEOUT)");
+		/* zram would swap in without the swap cache: read it in now */
+		if (cfg->swapcache && madvise(addr, len, MADV_WILLNEED))
+			die_errno("madvise(MADV_WILLNEED)");
 	} else if (madvise(addr, len, MADV_DONTNEED)) {
 		die_errno("madvise(MADV_DONTNEED)");
 	}
@@ -987,7 +1001,9 @@ static void print_mode(FILE *f, const struct config *cfg)
 		cfg->vma_per_thread ? "one VMA per thread" : "one VMA",
 		cfg->thp ? "allowed" : "off",
 		cfg->writer ? "with writer" : cfg->busy ? "with busy thread" : "no writer");
-	if (cfg->pageout)
+	if (cfg->swapcache)
+		fprintf(f, ", paged out to swap and read back into the swap cache");
+	else if (cfg->pageout)
 		fprintf(f, ", paged out to swap");
 	if (cfg->backing == BACKING_ANON && !cfg->shared && cfg->access == ACCESS_WRITE)
 		return;
@@ -1074,7 +1090,8 @@ static void report(const struct bench *b)
 	       cfg->nthreads > b->ncpus, backing_key(cfg),
 	       cfg->shared ? "shared" : "private",
 	       cfg->access == ACCESS_READ ? "read" : "write",
-	       cfg->pageout ? "pageout" : "dontneed", (unsigned long long)major);
+	       cfg->swapcache ? "swapcache" : cfg->pageout ? "pageout" : "dontneed",
+	       (unsigned long long)major);
 }
 
 int main(int argc, char **argv)
