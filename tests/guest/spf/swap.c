@@ -7,8 +7,10 @@
  * its word of each of its pages, checks it is its own last write (0
  * before the first), and writes a new value. Meanwhile the main thread
  * pages random ranges out with MADV_PAGEOUT, so that the threads fault on
- * swap entries: faults the speculative handler gives up (spf_abort_swap)
- * and the classic path swaps in.
+ * swap entries. zram swaps pages of one owner in without the swap cache:
+ * those faults need I/O, which speculation gives up (spf_abort_swap) to
+ * the classic path. A page still or again in the swap cache is mapped
+ * speculatively (spf_success_swap).
  *
  *  pageout: as above.
  *  fork: the main thread also forks after every few pageouts. The child
@@ -17,12 +19,31 @@
  *   values) and exits. Pages that were swapped out at the fork are
  *   shared with the child through their swap entries: the parent's
  *   threads swap them in and copy them on write, with no KSM involved.
+ *   Shared entries are swapped in through the swap cache, with readahead:
+ *   faults on the pages read ahead are hits.
+ *  willneed: after each pageout, MADV_WILLNEED on the same range reads
+ *   the pages back into the swap cache (those the threads did not fault
+ *   in first): the threads' faults there are swap-cache hits, mapped
+ *   speculatively while reclaim pages them out again (a folio it holds
+ *   locked: spf_abort_swap_locked).
+ *  mprotect: willneed, and PROT_EXEC set and cleared on random ranges
+ *   eight times a round, so that the VMA is split, merged and changed
+ *   under the hits.
+ *  swapoff: willneed, and every few pageouts the swap device is swapped
+ *   off and on again: swapoff() reads every swapped page back and maps
+ *   it under the threads' faults. No counter shows that race (swapoff
+ *   stops get_swap_device() only once no PTE holds a swap entry, which
+ *   makes spf_abort_swapoff rare): the threads must have checked values
+ *   while swapoff() ran.
  *
  * Checks: the values; pswpout and pswpin moved (pages went to swap and
- * came back), spf_abort_swap moved (speculative faults met swap entries)
- * and speculative faults completed (the region's first touches).
+ * came back); speculative faults completed (the region's first touches)
+ * and, but for pageout, swap-cache hits were mapped speculatively;
+ * the counter of the race each variant is about moved.
  */
 #include "spf_common.h"
+
+#include <sys/swap.h>
 
 #define NPAGES 256
 #ifndef MADV_PAGEOUT
@@ -102,40 +123,68 @@ static int child(struct ctx *c, long n)
 	return 0;
 }
 
-/* Whether swap is on: a line after /proc/swaps's header. */
-static bool swap_on(void)
+/*
+ * The first swap device in /proc/swaps, into dev[size]: whether there is
+ * one.
+ */
+static bool swap_device(char *dev, size_t size)
 {
-	char line[256];
-	int lines = 0;
+	char line[256], fmt[16];
+	bool found = false;
 	FILE *f = fopen("/proc/swaps", "r");
 
 	if (!f)
 		return false;
-	while (fgets(line, sizeof(line), f))
-		lines++;
+	snprintf(fmt, sizeof(fmt), "%%%zus", size - 1);
+	/* the header, then "/dev/zram0 partition 262140 0 100" */
+	if (fgets(line, sizeof(line), f) && fgets(line, sizeof(line), f))
+		found = sscanf(line, fmt, dev) == 1;
 	fclose(f);
-	return lines > 1;
+	return found;
 }
 
 FIXTURE(swap) {
 	struct ctx *c;
+	char dev[128];
+	bool off;		/* swapoff() done, swapon() not yet */
 };
 
 FIXTURE_VARIANT(swap) {
-	bool fork;
+	bool fork, willneed, mprotect, swapoff;
+	bool hits;		/* spf_success_swap must move */
+	/* the counters one of which shows the race; NULL: no counter does */
+	const char *raced[3];
 };
 
 FIXTURE_VARIANT_ADD(swap, pageout) {
-	.fork = false,
+	.raced = { "spf_abort_swap" },
 };
 
 FIXTURE_VARIANT_ADD(swap, fork) {
 	.fork = true,
+	.hits = true,
+	.raced = { "spf_abort_swap" },
+};
+
+FIXTURE_VARIANT_ADD(swap, willneed) {
+	.willneed = true,
+	.raced = { "spf_abort_swap_locked" },
+};
+
+FIXTURE_VARIANT_ADD(swap, mprotect) {
+	.willneed = true,
+	.mprotect = true,
+	.raced = { "spf_abort_vma_changed", "spf_abort_vma_busy" },
+};
+
+FIXTURE_VARIANT_ADD(swap, swapoff) {
+	.willneed = true,
+	.swapoff = true,
 };
 
 FIXTURE_SETUP(swap)
 {
-	ASSERT_TRUE(swap_on())
+	ASSERT_TRUE(swap_device(self->dev, sizeof(self->dev)))
 		TH_LOG("no swap in /proc/swaps: boot with qemu/run --swap SIZE");
 }
 
@@ -143,6 +192,10 @@ FIXTURE_TEARDOWN(swap)
 {
 	struct ctx *c = self->c;
 
+	/* Leave the swap as it was for the tests that follow. */
+	if (self->off && swapon(self->dev, 0))
+		TH_LOG("swapon %s: %s: the guest has no swap now", self->dev,
+		       strerror(errno));
 	if (!c)
 		return;
 	if (c->base)
@@ -156,7 +209,7 @@ TEST_F_TIMEOUT(swap, race, SPF_TIMEOUT)
 	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
-	long pageouts = 0, forks = 0;
+	long pageouts = 0, forks = 0, swapoffs = 0, during_swapoff = 0;
 	long long out0 = vmstat("pswpout"), in0 = vmstat("pswpin");
 	struct ctx *c;
 
@@ -171,6 +224,8 @@ TEST_F_TIMEOUT(swap, race, SPF_TIMEOUT)
 	ASSERT_NE(NULL, c->fb);
 
 	SPF_BEGIN(spf0);
+	if (variant->willneed || variant->hits)
+		spf0.also_success = "spf_success_swap";
 	/* mapped inside the run: the first touches are speculative faults */
 	c->base = map_anon(NULL, c->len, 0);
 	ASSERT_NE(NULL, c->base);
@@ -186,6 +241,47 @@ TEST_F_TIMEOUT(swap, race, SPF_TIMEOUT)
 			break;
 		}
 		pageouts++;
+		if (variant->willneed) {
+			/* and at once back into the swap cache, most of them */
+			if (madvise(c->base + lo * PS, (hi - lo) * PS,
+				    MADV_WILLNEED)) {
+				fail(c->fb, "round %ld: MADV_WILLNEED of pages [%ld, %ld): %s",
+				     pageouts, lo, hi, strerror(errno));
+				break;
+			}
+		}
+		for (int i = 0; variant->mprotect && i < 8; i++) {
+			int prot = PROT_READ | PROT_WRITE;
+
+			rnd_range(&seed, NPAGES, &lo, &hi);
+			if (mprotect(c->base + lo * PS, (hi - lo) * PS,
+				     prot | (i & 1 ? 0 : PROT_EXEC))) {
+				fail(c->fb, "round %ld: mprotect of pages [%ld, %ld): %s",
+				     pageouts, lo, hi, strerror(errno));
+				break;
+			}
+		}
+		if (failed(c->fb))
+			break;
+		if (variant->swapoff && pageouts % 16 == 0) {
+			long checked = atomic_load(&c->checked);
+
+			/* every swapped page comes back, under the faults */
+			if (swapoff(self->dev)) {
+				fail(c->fb, "round %ld: swapoff %s: %s",
+				     pageouts, self->dev, strerror(errno));
+				break;
+			}
+			self->off = true;
+			during_swapoff += atomic_load(&c->checked) - checked;
+			if (swapon(self->dev, 0)) {
+				fail(c->fb, "round %ld: swapon %s: %s",
+				     pageouts, self->dev, strerror(errno));
+				break;
+			}
+			self->off = false;
+			swapoffs++;
+		}
 		if (variant->fork && pageouts % 8 == 0) {
 			pid_t pid = fork();
 			int st;
@@ -207,8 +303,8 @@ TEST_F_TIMEOUT(swap, race, SPF_TIMEOUT)
 	atomic_store(&c->stop, 1);
 	team_join(&tm);
 
-	TH_LOG("%ld pageouts, %ld forks, %ld passes, %ld values checked; pswpout +%lld, pswpin +%lld; seed %#lx",
-	       pageouts, forks, atomic_load(&c->passes),
+	TH_LOG("%ld pageouts, %ld forks, %ld swapoffs, %ld passes, %ld values checked; pswpout +%lld, pswpin +%lld; seed %#lx",
+	       pageouts, forks, swapoffs, atomic_load(&c->passes),
 	       atomic_load(&c->checked), vmstat("pswpout") - out0,
 	       vmstat("pswpin") - in0, (unsigned long)seed0);
 	failbox_report(c->fb);
@@ -217,7 +313,12 @@ TEST_F_TIMEOUT(swap, race, SPF_TIMEOUT)
 	EXPECT_LT(0, vmstat("pswpin") - in0);
 	if (variant->fork)
 		EXPECT_LT(0, forks);
-	SPF_END(spf0, "spf_abort_swap");
+	if (variant->swapoff) {
+		TH_LOG("%ld values checked while swapoff() ran", during_swapoff);
+		EXPECT_LT(0, swapoffs);
+		EXPECT_LT(0, during_swapoff);
+	}
+	spf_run_end(_metadata, &spf0, variant->raced);
 }
 
 SPF_SCALE_TIMEOUT(swap, race)
