@@ -96,6 +96,7 @@ struct config {
 	unsigned long hold_mb;		/* 0: DEFAULT_HOLD_PCT of MemTotal */
 	enum pressure_mode pressure;
 	unsigned long pressure_mb;	/* 0: DEFAULT_PRESSURE_PCT of MemTotal */
+	unsigned long file_mb;		/* the file's part of it; 0: all or half */
 	const char *dir;		/* where --pressure file writes */
 	const char *histogram;		/* --histogram FILE, or NULL */
 };
@@ -228,8 +229,10 @@ static void usage(void)
 	       "                      it back with pread() in a loop: page cache pressure. The\n"
 	       "                      file is unlinked as soon as it is open, nothing is left\n"
 	       "                      behind; on a tmpfs it is shmem and swaps like anon\n"
-	       "  --pressure both     anon and file, each --pressure-mb / 2\n"
+	       "  --pressure both     anon and file, each --pressure-mb / 2 unless --file-mb\n"
 	       "  --pressure-mb M     MiB of pressure (default 0: %d%% of MemTotal)\n"
+	       "  --file-mb M         with --pressure both: the file's MiB, the rest anon (a\n"
+	       "                      file system smaller than half the pressure, say)\n"
 	       "  --dir DIR           where --pressure file writes (default: /tmp)\n"
 	       "  --histogram FILE    write the merged histogram to FILE, two columns\n"
 	       "                      'latency_us count', non-empty buckets only; latency_us is\n"
@@ -332,7 +335,7 @@ static const char *parse_path(const char *opt, const char *s)
 
 enum {
 	OPT_THREADS = 256, OPT_PERIOD_US, OPT_SECONDS, OPT_HOLD, OPT_HOLD_MB,
-	OPT_PRESSURE, OPT_PRESSURE_MB, OPT_DIR, OPT_HISTOGRAM,
+	OPT_PRESSURE, OPT_PRESSURE_MB, OPT_FILE_MB, OPT_DIR, OPT_HISTOGRAM,
 };
 
 static const struct option long_options[] = {
@@ -343,6 +346,7 @@ static const struct option long_options[] = {
 	{ "hold-mb",		required_argument,	NULL, OPT_HOLD_MB },
 	{ "pressure",		required_argument,	NULL, OPT_PRESSURE },
 	{ "pressure-mb",	required_argument,	NULL, OPT_PRESSURE_MB },
+	{ "file-mb",		required_argument,	NULL, OPT_FILE_MB },
 	{ "dir",		required_argument,	NULL, OPT_DIR },
 	{ "histogram",		required_argument,	NULL, OPT_HISTOGRAM },
 	{ "help",		no_argument,		NULL, 'h' },
@@ -398,6 +402,9 @@ static void parse_args(int argc, char **argv, struct config *cfg)
 		case OPT_PRESSURE_MB:
 			cfg->pressure_mb = parse_ulong("--pressure-mb", optarg, 0, MAX_MB);
 			break;
+		case OPT_FILE_MB:
+			cfg->file_mb = parse_ulong("--file-mb", optarg, 1, MAX_MB);
+			break;
 		case OPT_DIR:
 			cfg->dir = parse_path("--dir", optarg);
 			break;
@@ -413,6 +420,12 @@ static void parse_args(int argc, char **argv, struct config *cfg)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s': " PROG " takes options only", argv[optind]);
+	if (cfg->file_mb && cfg->pressure != PRESSURE_BOTH)
+		usage_error("--file-mb splits --pressure both: not with --pressure %s",
+			    pressure_names[cfg->pressure]);
+	if (cfg->file_mb && cfg->pressure_mb && cfg->file_mb >= cfg->pressure_mb)
+		usage_error("--file-mb %lu leaves no anonymous pressure of --pressure-mb %lu",
+			    cfg->file_mb, cfg->pressure_mb);
 }
 
 /* MemTotal from /proc/meminfo, in MiB. */
@@ -451,6 +464,9 @@ static void resolve_sizes(struct config *cfg)
 		cfg->pressure_mb = 0;
 	else if (!cfg->pressure_mb)
 		cfg->pressure_mb = total * DEFAULT_PRESSURE_PCT / 100 ?: 1;
+	if (cfg->file_mb >= cfg->pressure_mb && cfg->file_mb)
+		die("--file-mb %lu leaves no anonymous pressure of %lu MiB (%d%% of MemTotal)",
+		    cfg->file_mb, cfg->pressure_mb, DEFAULT_PRESSURE_PCT);
 	if (!cfg->nthreads) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -706,8 +722,13 @@ static void *file_loop(void *arg)
 	for (size_t off = 0; off < fp->bytes; off += sizeof(buf)) {
 		size_t n = fp->bytes - off < sizeof(buf) ? fp->bytes - off : sizeof(buf);
 
-		if (pwrite(fp->fd, buf, n, off) != (ssize_t)n)
+		ssize_t done = pwrite(fp->fd, buf, n, off);
+
+		if (done < 0)
 			die_errno("--dir %s: write of %zu MiB", fp->dir, fp->bytes / MIB);
+		if (done != (ssize_t)n)
+			die("--dir %s: full after %zu of %zu MiB (a smaller file: --file-mb)",
+			    fp->dir, (off + done) / MIB, fp->bytes / MIB);
 	}
 	/* Clean pages: reclaim drops them without waiting for writeback. */
 	if (fsync(fp->fd))
@@ -744,7 +765,7 @@ static void pressure_main(const struct config *cfg, size_t page_size, int ready)
 		fp.bytes = bytes;
 		break;
 	default:
-		fp.bytes = bytes / 2;
+		fp.bytes = cfg->file_mb ? cfg->file_mb * MIB : bytes / 2;
 		anon_bytes = bytes - fp.bytes;
 		break;
 	}

@@ -29,6 +29,9 @@
  *  mprotect: willneed, and PROT_EXEC set and cleared on random ranges
  *   eight times a round, so that the VMA is split, merged and changed
  *   under the hits.
+ *  munmap: willneed, and a random range unmapped and mapped again in one
+ *   mmap(MAP_FIXED) each round: pages, swap entries and swap-cache pages
+ *   freed under the hits; a thread may then read zero there.
  *  swapoff: willneed, and every few pageouts the swap device is swapped
  *   off and on again: swapoff() reads every swapped page back and maps
  *   it under the threads' faults. No counter shows that race (swapoff
@@ -56,6 +59,8 @@ struct ctx {
 	int nthreads;
 	atomic_int stop;
 	atomic_long checked, passes;
+	/* munmap: pages replaced so far, odd while page p is replaced */
+	atomic_long gen[NPAGES];
 	struct failbox *fb;
 };
 
@@ -65,6 +70,7 @@ static void *worker(void *arg)
 	struct ctx *c = a->c;
 	int t = a->id;
 	uint64_t expect[NPAGES] = { 0 };
+	long gen[NPAGES] = { 0 };	/* c->gen[p] before the last write */
 	unsigned seq = 0;
 
 	for (long round = 0; !atomic_load(&c->stop) && !failed(c->fb); round++) {
@@ -72,6 +78,18 @@ static void *worker(void *arg)
 			volatile uint64_t *w = word_of(c->base, p, t);
 			uint64_t v = *w, nv = mkval(round, t, p, ++seq);
 
+			/*
+			 * A zero page replaced the one written since that
+			 * write: c->gen[p] moved, or is odd, the replacement
+			 * still under way. Read after v, which could only be
+			 * zero once the replacement had begun.
+			 */
+			long g = atomic_load(&c->gen[p]);
+
+			if (v == 0 && (g != gen[p] || g % 2))
+				expect[p] = 0;
+			gen[p] = g;
+			atomic_signal_fence(memory_order_seq_cst);
 			if (v != expect[p]) {
 				fail(c->fb, "round %ld: thread %d page %ld: read %#lx, expected %#lx",
 				     round, t, p, (unsigned long)v,
@@ -124,6 +142,33 @@ static int child(struct ctx *c, long n)
 }
 
 /*
+ * munmap: a random range unmapped and mapped again with one
+ * mmap(MAP_FIXED), so that no thread faults on a hole: its pages and swap
+ * entries are freed under the faults, and the threads find zero pages
+ * there (allowed, since c->gen moved). Whether that went well.
+ */
+static bool remap(struct ctx *c, uint64_t *seed)
+{
+	long lo, hi;
+	char *p;
+
+	rnd_range(seed, NPAGES, &lo, &hi);
+	for (long i = lo; i < hi; i++)
+		atomic_fetch_add(&c->gen[i], 1);
+	p = mmap(c->base + lo * PS, (hi - lo) * PS, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	for (long i = lo; i < hi; i++)
+		atomic_fetch_add(&c->gen[i], 1);
+	if (p == MAP_FAILED) {
+		fail(c->fb, "mmap(MAP_FIXED) of pages [%ld, %ld): %s", lo, hi,
+		     strerror(errno));
+		return false;
+	}
+	madvise(p, (hi - lo) * PS, MADV_NOHUGEPAGE);
+	return true;
+}
+
+/*
  * The first swap device in /proc/swaps, into dev[size]: whether there is
  * one.
  */
@@ -150,7 +195,7 @@ FIXTURE(swap) {
 };
 
 FIXTURE_VARIANT(swap) {
-	bool fork, willneed, mprotect, swapoff;
+	bool fork, willneed, mprotect, munmap, swapoff;
 	bool hits;		/* spf_success_swap must move */
 	/* the counters one of which shows the race; NULL: no counter does */
 	const char *raced[3];
@@ -174,6 +219,12 @@ FIXTURE_VARIANT_ADD(swap, willneed) {
 FIXTURE_VARIANT_ADD(swap, mprotect) {
 	.willneed = true,
 	.mprotect = true,
+	.raced = { "spf_abort_vma_changed", "spf_abort_vma_busy" },
+};
+
+FIXTURE_VARIANT_ADD(swap, munmap) {
+	.willneed = true,
+	.munmap = true,
 	.raced = { "spf_abort_vma_changed", "spf_abort_vma_busy" },
 };
 
@@ -262,6 +313,8 @@ TEST_F_TIMEOUT(swap, race, SPF_TIMEOUT)
 			}
 		}
 		if (failed(c->fb))
+			break;
+		if (variant->munmap && !remap(c, &seed))
 			break;
 		if (variant->swapoff && pageouts % 16 == 0) {
 			long checked = atomic_load(&c->checked);
