@@ -23,9 +23,9 @@
 #include <sys/stat.h>
 
 #include "stats.h"
+#include "util.h"
 
 #define PROG		"syslatency-report"
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MAX_COLS	16
 #define SIGNIFICANT	0.05
 
@@ -102,27 +102,6 @@ static void __attribute__((noreturn, format(printf, 2, 3))) die(int status, cons
 	exit(status);
 }
 
-static void *xrealloc(void *p, size_t size)
-{
-	p = realloc(p, size);
-	if (!p)
-		die(1, "out of memory");
-	return p;
-}
-
-static char *__attribute__((format(printf, 1, 2))) xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int ret;
-
-	va_start(ap, fmt);
-	ret = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (ret < 0)
-		die(1, "out of memory");
-	return s;
-}
 
 /* A finite non-negative number that is all of s, or -1. */
 static double number(const char *s)
@@ -169,7 +148,7 @@ static char *next_line(FILE *f, const char *path, char **buf, size_t *size, int 
  */
 static char **words(const char *s, int *n)
 {
-	char *copy = xasprintf("%s", s), *w, *save, **v = NULL;
+	char *copy = xstrdup(s), *w, *save, **v = NULL;
 
 	*n = 0;
 	for (w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
@@ -431,7 +410,7 @@ static char *read_conditions(const char *rundir, char ***kernel, int *nk,
 		if (!eq || eq == line)
 			die(1, "%s:%d: '%s' is not key=value", path, lineno, line);
 		prev = all;
-		all = prev ? xasprintf("%s; %s", prev, line) : xasprintf("%s", line);
+		all = prev ? xasprintf("%s; %s", prev, line) : xstrdup(line);
 		free(prev);
 		*eq++ = '\0';
 		if (!strcmp(line, "kernels") && !*kernel)
@@ -461,6 +440,7 @@ int main(int argc, char **argv)
 	struct row *rows, *r, *base;
 	size_t c;
 
+	prog = PROG;	/* util.c's messages */
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
