@@ -2,9 +2,8 @@
 /*
  * report: compare multi-fault-all results of two or more kernels the way
  * mmtests' compare-kernels.sh does, on stdout as plain text, and
- * optionally as a bar chart. scripts/compare-kernels runs it at the end;
- * it has its own name so that the two programs' messages cannot be
- * mistaken for each other.
+ * optionally as a bar chart. scripts/compare-kernels runs it at the end,
+ * on the samples perf-scripts/report/extract wrote after each boot.
  *
  * Usage: report [--plot FILE.png] KERNELDIR KERNELDIR...
  * The first KERNELDIR is the baseline. Exit status: 0, 2 for bad usage or
@@ -18,21 +17,29 @@
 
 #include "plot.h"
 #include "report.h"
+#include "table.h"
 #include "util.h"
 
 static const char usage[] =
 	"usage: perf-scripts/report/report [--plot FILE.png] KERNELDIR KERNELDIR...\n"
 	"Compare multi-fault-all results of two or more kernels, each a\n"
-	"results/<timestamp>/<kernel> directory; the first is the baseline.\n"
+	"results/<timestamp>/<kernel> directory whose boots perf-scripts/report/extract\n"
+	"has read; the first is the baseline.\n"
 	"  --plot FILE.png  also draw a bar chart with gnuplot (FILE.gp and\n"
 	"                   FILE.dat are written next to it); FILE.png is\n"
 	"                   replaced only if it is a regular file\n"
 	"Exit status: 0; 2 on bad usage or unusable input; 3 when the report was\n"
 	"printed but the plot was not.\n";
 
+/* The report: its sections in order. */
+static void (*const sections[])(const struct data *d, FILE *out) = {
+	report_conditions, report_rates, report_icount, report_extra,
+	report_locks, report_vmstat,
+};
+
 struct options {
 	const char *plot;
-	const char **dirs;
+	char **dirs;
 	int ndirs;
 };
 
@@ -46,7 +53,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		const char *a = argv[i];
 
 		if (only_dirs || a[0] != '-' || !a[1]) {
-			o->dirs[o->ndirs++] = a;
+			o->dirs[o->ndirs++] = argv[i];
 		} else if (!strcmp(a, "--")) {
 			only_dirs = 1;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -75,24 +82,16 @@ static void parse_options(int argc, char **argv, struct options *o)
  * Kernels are named after their directories, but results/a/spf and
  * results/b/spf should not both be "spf": prefix the run's directory.
  */
-static int name_taken(const struct kernel *k, int nk, int i)
-{
-	int j;
-
-	for (j = 0; j < nk; j++)
-		if (j != i && !strcmp(k[i].name, k[j].name))
-			return 1;
-	return 0;
-}
-
-static void unique_names(struct kernel *k, int nk)
+static void unique_names(struct kernel *k, size_t nk)
 {
 	char **labels = xrealloc(NULL, nk * sizeof(*labels)), *parent, *run;
-	int i;
+	size_t i, j;
 
 	for (i = 0; i < nk; i++) {
+		for (j = 0; j < nk && (j == i || strcmp(k[i].name, k[j].name)); j++)
+			;
 		labels[i] = NULL;
-		if (!name_taken(k, nk, i))
+		if (j == nk)
 			continue;
 		parent = parent_dir(k[i].dir);
 		run = base_name(parent);
@@ -109,29 +108,97 @@ static void unique_names(struct kernel *k, int nk)
 	free(labels);
 }
 
+/* "key=value" lines of the baseline run's conditions file into t, or value of key. */
+static char *conditions(const struct data *d, struct table *t, const char *key)
+{
+	char *run = parent_dir(d->k[0].dir), *path = path_join(run, "conditions");
+	char *text = read_file(path), *line, *save, *eq, *value = NULL;
+	int lineno = 0;
+
+	if (t) {
+		table_row(t);
+		table_cell(t, "results");
+		table_cell(t, "%s", run);
+		if (!text) {
+			table_row(t);
+			table_cell(t, "conditions");
+			table_cell(t, "- (no %s)", path);
+		}
+	}
+	for (line = strtok_r(text ?: "", "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		lineno++;
+		if (line[0] == '#')
+			continue;
+		eq = strchr(line, '=');
+		if (!eq)
+			fatal("%s:%d: not a line key=value", path, lineno);
+		*eq = '\0';
+		if (key && !value && !strcmp(line, key))
+			value = xstrdup(eq + 1);
+		if (!t)
+			continue;
+		table_row(t);
+		table_cell(t, "%s", line);
+		table_cell(t, "%s", eq + 1);
+	}
+	free(text);
+	free(path);
+	free(run);
+	return value;
+}
+
+char *report_condition(const struct data *d, const char *key)
+{
+	return conditions(d, NULL, key);
+}
+
+/* What the run was, and which kernels ran: before the numbers mean anything. */
+void report_conditions(const struct data *d, FILE *out)
+{
+	char *run = parent_dir(d->k[0].dir), *parent;
+	struct table t;
+	size_t k;
+
+	table_init(&t, "ll");
+	conditions(d, &t, NULL);
+	for (k = 0; k < d->nk; k++) {
+		table_row(&t);
+		table_cell(&t, "uname %s", d->k[k].name);
+		table_cell(&t, "%s", d->k[k].uname ?: "- (no uname file)");
+		parent = parent_dir(d->k[k].dir);
+		/* Conditions come from the baseline's run only: say so. */
+		if (strcmp(parent, run)) {
+			table_row(&t);
+			table_cell(&t, "results %s", d->k[k].name);
+			table_cell(&t, "%s (its conditions are not shown)", parent);
+		}
+		free(parent);
+	}
+	fputs("Conditions\n", out);
+	table_print(&t, "  ", out);
+	fputc('\n', out);
+	free(run);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
-	struct kernel *k;
-	struct report r;
-	int i, ret;
+	struct data d;
+	size_t i;
 
 	parse_options(argc, argv, &o);
-	k = xrealloc(NULL, o.ndirs * sizeof(*k));
-	for (i = 0; i < o.ndirs; i++)
-		kernel_load(&k[i], o.dirs[i]);
-	unique_names(k, o.ndirs);
-	report_init(&r, k, o.ndirs);
-	report_print(&r, stdout);
+	data_load(&d, o.dirs, o.ndirs);
+	unique_names(d.k, d.nk);
+	fprintf(stdout, "multi-fault-all: %s (baseline)", d.k[0].name);
+	for (i = 1; i < d.nk; i++)
+		fprintf(stdout, " vs %s", d.k[i].name);
+	fputs("\n\n", stdout);
+	for (i = 0; i < ARRAY_SIZE(sections); i++)
+		sections[i](&d, stdout);
 	if (fflush(stdout)) {
 		fprintf(stderr, "%s: error: stdout: %s\n", prog, strerror(errno));
 		return 1;
 	}
-	ret = o.plot ? plot_write(&r, o.plot) : 0;
-	report_free(&r);
-	for (i = 0; i < o.ndirs; i++)
-		kernel_free(&k[i]);
-	free(k);
-	free(o.dirs);
-	return ret;
+	return o.plot ? plot_write(&d, o.plot) : 0;
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "plot.h"
+#include "report.h"
 #include "stats.h"
 #include "util.h"
 
@@ -41,53 +42,42 @@ static void put_quoted(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
-/* "+17.37% *" over a bar: the change, starred when significant. */
-static void put_change(FILE *f, const struct report *r, size_t ki,
-		       const char *variant)
-{
-	double pct;
-	int sig;
-
-	pct = ki ? report_faults_change(r, ki, variant, &sig) : NAN;
-	if (isnan(pct) || isinf(pct))
-		fputs(" \"\"", f);
-	else
-		fprintf(f, " \"%+.2f%%%s\"", pct, sig ? " *" : "");
-}
-
 /*
  * One line per variant: its name, then per kernel the Hmean, Min, Max
- * and the label with the change against the baseline.
+ * and the label over its bar: the change against the baseline, starred
+ * when significant.
  */
-static void write_data(const struct report *r, FILE *f)
+static void write_data(const struct data *d, FILE *f)
 {
-	const struct samples *s;
-	const struct variant *v;
-	size_t i, j;
+	double *s, pct;
+	size_t v, k, n;
+	int sig;
 
 	fputs("# variant", f);
-	for (j = 0; j < r->nk; j++)
-		fprintf(f, "  %s:hmean,min,max,change", r->k[j].name);
+	for (k = 0; k < d->nk; k++)
+		fprintf(f, "  %s:hmean,min,max,change", d->k[k].name);
 	fputc('\n', f);
-	for (i = 0; i < r->nvariants; i++) {
-		fprintf(f, "\"%s\"", r->variants[i]);
-		for (j = 0; j < r->nk; j++) {
-			v = kernel_variant(&r->k[j], r->variants[i]);
-			s = v ? &v->faults : NULL;
-			if (!s || !s->n)
+	for (v = 0; v < d->nvariants; v++) {
+		fprintf(f, "\"%s\"", d->variants[v]);
+		for (k = 0; k < d->nk; k++) {
+			n = data_values(d, k, v, "faults_per_sec", 0, &s);
+			if (!n)
 				fputs("  NaN NaN NaN", f);
 			else
-				fprintf(f, "  %.2f %.2f %.2f",
-					stats_hmean(s->v, s->n),
-					stats_min(s->v, s->n),
-					stats_max(s->v, s->n));
-			put_change(f, r, j, r->variants[i]);
+				fprintf(f, "  %.2f %.2f %.2f", stats_hmean(s, n),
+					stats_min(s, n), stats_max(s, n));
+			free(s);
+			pct = k ? report_change(d, k, v, "faults_per_sec", &sig) : NAN;
+			if (isfinite(pct))
+				fprintf(f, " \"%+.2f%%%s\"", pct, sig ? " *" : "");
+			else
+				fputs(" \"\"", f);
 		}
 		fputc('\n', f);
 	}
 }
 
-static void write_settings(const struct report *r, FILE *f, const char *png)
+static void write_settings(const struct data *d, FILE *f, const char *png)
 {
 	fputs("# Written by perf-scripts/report/report; redraw with: gnuplot <this file>\n"
 	      "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
@@ -113,27 +103,27 @@ static void write_settings(const struct report *r, FILE *f, const char *png)
 		"# Centre of bar j (from 0) of cluster i: how histograms place them.\n"
 		"nk = %zu\n"
 		"bar_x(i, j) = i + (j - (nk - 1) / 2.0) / (nk + 2)\n",
-		r->nvariants - 1, r->nk);
+		d->nvariants - 1, d->nk);
 }
 
 /* A bar per kernel, then a label over every bar but the baseline's. */
-static void write_script(const struct report *r, FILE *f, const char *dat,
+static void write_script(const struct data *d, FILE *f, const char *dat,
 			 const char *png)
 {
 	size_t j, col;
 
-	write_settings(r, f, png);
+	write_settings(d, f, png);
 	fputs("plot ", f);
 	put_quoted(f, dat);
 	fputs(" using 2:3:4:xtic(1) title ", f);
-	put_quoted(f, r->k[0].name);
-	for (j = 1; j < r->nk; j++) {
+	put_quoted(f, d->k[0].name);
+	for (j = 1; j < d->nk; j++) {
 		col = 2 + 4 * j;
 		fprintf(f, ", \\\n     '' using %zu:%zu:%zu title ", col,
 			col + 1, col + 2);
-		put_quoted(f, r->k[j].name);
+		put_quoted(f, d->k[j].name);
 	}
-	for (j = 1; j < r->nk; j++) {
+	for (j = 1; j < d->nk; j++) {
 		col = 2 + 4 * j;
 		fprintf(f, ", \\\n     '' using (bar_x($0, %zu)):%zu:%zu with labels offset 0,0.8 notitle",
 			j, col + 2, col + 3);
@@ -159,7 +149,7 @@ static int finish(FILE *f, const char *path)
 }
 
 /* FILE.dat and FILE.gp; 0 on success. */
-static int write_files(const struct report *r, const char *dat,
+static int write_files(const struct data *d, const char *dat,
 		       const char *gp, const char *png)
 {
 	char *dat_name = base_name(dat), *png_name = base_name(png);
@@ -169,34 +159,18 @@ static int write_files(const struct report *r, const char *dat,
 	f = create(dat);
 	if (!f)
 		goto out;
-	write_data(r, f);
+	write_data(d, f);
 	if (finish(f, dat))
 		goto out;
 	f = create(gp);
 	if (!f)
 		goto out;
-	write_script(r, f, dat_name, png_name);
+	write_script(d, f, dat_name, png_name);
 	ret = finish(f, gp);
 out:
 	free(dat_name);
 	free(png_name);
 	return ret;
-}
-
-static int in_path(const char *cmd)
-{
-	char *path = xstrdup(getenv("PATH") ?: "/usr/bin:/bin"), *dir, *save;
-	char *exe;
-	int found = 0;
-
-	for (dir = strtok_r(path, ":", &save); dir && !found;
-	     dir = strtok_r(NULL, ":", &save)) {
-		exe = path_join(*dir ? dir : ".", cmd);
-		found = !access(exe, X_OK);
-		free(exe);
-	}
-	free(path);
-	return found;
 }
 
 /* "png='NAME'" for gnuplot -e, NAME quoted as gnuplot wants; caller frees. */
@@ -221,7 +195,7 @@ static char *png_assignment(const char *name)
 
 /*
  * gnuplot draws into out (a name in dir); its own messages go to stderr
- * as they are. 0 if it succeeded.
+ * as they are. 0 if it succeeded, 127 when there is no gnuplot to run.
  */
 static int run_gnuplot(const char *dir, const char *script, const char *out)
 {
@@ -244,7 +218,7 @@ static int run_gnuplot(const char *dir, const char *script, const char *out)
 	free(assign);
 	if (waitpid(pid, &status, 0) < 0)
 		return -1;
-	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 static int nonempty(const char *path)
@@ -254,33 +228,12 @@ static int nonempty(const char *path)
 	return !stat(path, &st) && S_ISREG(st.st_mode) && st.st_size > 0;
 }
 
-/* What a path that is not a regular file is, for the message. */
-static const char *file_kind(mode_t mode)
-{
-	if (S_ISDIR(mode))
-		return "a directory";
-	if (S_ISLNK(mode))
-		return "a symbolic link";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	return "not a regular file";
-}
-
-/* 0 when path does not exist or is a regular file, else -1 and *mode. */
-static int replaceable(const char *path, mode_t *mode)
+/* 0 when path does not exist or is a regular file, else -1. */
+static int replaceable(const char *path)
 {
 	struct stat st;
 
-	if (lstat(path, &st))
-		return 0;
-	*mode = st.st_mode;
-	return S_ISREG(st.st_mode) ? 0 : -1;
+	return lstat(path, &st) || S_ISREG(st.st_mode) ? 0 : -1;
 }
 
 /* "out/x.png" -> "out/x"; anything without .png keeps its name. */
@@ -297,16 +250,12 @@ void plot_check_paths(const char *png)
 {
 	char *base = stem(png);
 	char *paths[] = { xstrdup(png), xasprintf("%s.gp", base), xasprintf("%s.dat", base) };
-	mode_t mode;
 	size_t i;
 
-	if (replaceable(png, &mode))
-		fatal("--plot %s: it is %s, not a regular file: not replacing it",
-		      png, file_kind(mode));
-	for (i = 1; i < ARRAY_SIZE(paths); i++)
-		if (replaceable(paths[i], &mode))
-			fatal("--plot %s: %s beside it is %s, not a regular file: not replacing it",
-			      png, paths[i], file_kind(mode));
+	for (i = 0; i < ARRAY_SIZE(paths); i++)
+		if (replaceable(paths[i]))
+			fatal("--plot %s: %s is not a regular file: not replacing it",
+			      png, paths[i]);
 	for (i = 0; i < ARRAY_SIZE(paths); i++)
 		free(paths[i]);
 	free(base);
@@ -344,31 +293,31 @@ static char *temp_beside(const char *dir, const char *png)
 	return tmp;
 }
 
-int plot_write(const struct report *r, const char *png)
+int plot_write(const struct data *d, const char *png)
 {
 	char *base = stem(png), *dir = parent_dir(png);
 	char *gp = xasprintf("%s.gp", base), *dat = xasprintf("%s.dat", base);
 	char *gp_name = base_name(gp), *tmp = NULL, *tmp_name = NULL;
-	int ret = EXIT_PLOT;
-	mode_t mode;
+	int ret = EXIT_PLOT, status;
 
-	if (write_files(r, dat, gp, png))
+	if (write_files(d, dat, gp, png))
 		goto out;
-	if (!in_path("gnuplot")) {
-		plot_error("gnuplot not found, no plot (install gnuplot-nox; the script is %s)",
-			   gp);
-		goto out;
-	}
 	tmp = temp_beside(dir, png);
 	if (!tmp)
 		goto out;
 	tmp_name = base_name(tmp);
-	if (run_gnuplot(dir, gp_name, tmp_name) || !nonempty(tmp)) {
+	status = run_gnuplot(dir, gp_name, tmp_name);
+	if (status == 127) {
+		plot_error("gnuplot not found, no plot (install gnuplot-nox; the script is %s)",
+			   gp);
+		goto out;
+	}
+	if (status || !nonempty(tmp)) {
 		plot_error("gnuplot failed to draw %s", png);
 		goto out;
 	}
 	/* Checked again: it may have become something else meanwhile. */
-	if (replaceable(png, &mode)) {
+	if (replaceable(png)) {
 		plot_error("%s is no longer a regular file: not replacing it", png);
 		goto out;
 	}

@@ -6,7 +6,7 @@
 #ifndef REPORT_PLOT_H
 #define REPORT_PLOT_H
 
-#include "report.h"
+#include "samples.h"
 
 /*
  * Exits with EXIT_USAGE, after one line saying so, when png or the .gp
@@ -16,6 +16,6 @@
 void plot_check_paths(const char *png);
 
 /* Returns 0, or EXIT_PLOT after saying on stderr why there is no PNG. */
-int plot_write(const struct report *r, const char *png);
+int plot_write(const struct data *d, const char *png);
 
 #endif

@@ -1,217 +1,168 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The rate tables, in the style of mmtests' compare-kernels.sh:
+ * The rate tables, in the style of mmtests' compare-kernels.sh, one per
+ * variant and rate:
  *
- *                                 base                  spf
- *   Hmean     faults/s   251052.36 (   0.00%)  291766.01 *  16.22%*
+ *                       base                   spf
+ *   Hmean     faults/s  251052.36  (   0.00%)  291766.01  *  16.22%*
  *
- * one per variant for faults/s, and one for writer ops/s where the
- * variant ran a writer thread.
+ * and, under qemu/run --icount, instructions per fault.
  */
 #define _GNU_SOURCE
 #include <math.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
 #include "stats.h"
-#include "util.h"
+#include "table.h"
 
-/* A change is marked significant below this two-sided p-value. */
-#define SIGNIFICANCE	0.05
-/* "(" "%7.2f" "%" ")" */
-#define MARK_WIDTH	10
-
-enum rate { RATE_FAULTS, RATE_WRITER };
-
-enum row { ROW_HMEAN, ROW_COEFFVAR, ROW_MIN, ROW_MAX, ROW_SAMPLES, ROW_BOOTS, NR_ROWS };
-
-static const char *const row_names[NR_ROWS] = {
-	"Hmean", "CoeffVar", "Min", "Max", "Samples", "Boots",
+/* The rates: a metric of the RESULT lines, and the variants that have it. */
+static const struct rate {
+	const char *metric, *label;
+	const char *only;	/* a key=value the variant's config must have */
+} rates[] = {
+	{ "faults_per_sec", "faults/s", NULL },
+	{ "writer_ops_per_sec", "writer-ops/s", "writer=1" },
 };
 
-struct cell {
-	char val[32];
-	char mark[24];		/* MARK_WIDTH unless the change is huge */
+enum mark { MARK_NONE, MARK_CHANGE, MARK_SIGNIFICANT, ROW_SAMPLES, ROW_BOOTS };
+
+static const struct row {
+	const char *name;
+	double (*fn)(const double *v, size_t n);
+	enum mark mark;
+} rows[] = {
+	{ "Hmean", stats_hmean, MARK_SIGNIFICANT },
+	{ "CoeffVar", stats_coeffvar, MARK_NONE },
+	{ "Min", stats_min, MARK_CHANGE },
+	{ "Max", stats_max, MARK_CHANGE },
+	{ "Samples", NULL, ROW_SAMPLES },
+	{ "Boots", NULL, ROW_BOOTS },
 };
 
-/* A kernel's samples of a rate: one per run, or with per_boot one per boot. */
-static const struct samples *rate_samples(const struct report *r, size_t ki,
-					  const char *variant, enum rate rate,
-					  bool per_boot)
+/* Welch's t-test over the per-boot means; under two boots a side never significant. */
+static int significant(const struct data *d, size_t k, size_t variant,
+		       const char *metric)
 {
-	const struct variant *v = kernel_variant(&r->k[ki], variant);
-
-	if (!v)
-		return NULL;
-	if (rate == RATE_FAULTS)
-		return per_boot ? &v->faults_boot : &v->faults;
-	return per_boot ? &v->writer_boot : &v->writer;
-}
-
-static double row_value(const struct samples *s, enum row row)
-{
-	switch (row) {
-	case ROW_HMEAN:
-		return stats_hmean(s->v, s->n);
-	case ROW_COEFFVAR:
-		return stats_coeffvar(s->v, s->n);
-	case ROW_MIN:
-		return stats_min(s->v, s->n);
-	case ROW_MAX:
-		return stats_max(s->v, s->n);
-	default:
-		return s->n;
-	}
-}
-
-/*
- * Welch's t-test over the per-boot means; it needs two boots a side, and
- * fewer is never significant.
- */
-static int significant(const struct samples *base, const struct samples *s)
-{
+	double *a, *b;
+	size_t na = data_values(d, 0, variant, metric, 1, &a);
+	size_t nb = data_values(d, k, variant, metric, 1, &b);
 	struct welch w;
+	int sig = !stats_welch(a, na, b, nb, &w) && w.p < SIGNIFICANCE;
 
-	if (!base || !s || stats_welch(base->v, base->n, s->v, s->n, &w))
-		return 0;
-	return w.p < SIGNIFICANCE;
+	free(a);
+	free(b);
+	return sig;
 }
 
-/* "(  1.23%)", or "*  1.23%*" when significant; empty when undefined. */
-static void format_change(char *mark, size_t len, double val, double base,
-			  int sig)
+double report_hmean(const struct data *d, size_t k, size_t variant,
+		    const char *metric)
 {
-	double pct = 100 * (val - base) / base;
+	double *v, h;
+	size_t n = data_values(d, k, variant, metric, 0, &v);
 
-	if (isnan(pct) || isinf(pct)) {
-		mark[0] = '\0';
-		return;
-	}
-	snprintf(mark, len, "%c%7.2f%%%c", sig ? '*' : '(', pct,
-		 sig ? '*' : ')');
+	h = n ? stats_hmean(v, n) : NAN;
+	free(v);
+	return h;
 }
 
-static void fill_cell(struct cell *c, const struct samples *s,
-		      const struct samples *base, const struct samples *boots,
-		      const struct samples *base_boots, enum row row)
+double report_change(const struct data *d, size_t k, size_t variant,
+		     const char *metric, int *sig)
 {
-	double val;
+	double b = report_hmean(d, 0, variant, metric);
+	double x = report_hmean(d, k, variant, metric);
 
-	c->val[0] = c->mark[0] = '\0';
-	if (!s || !s->n) {
-		strcpy(c->val, "-");
-		return;
-	}
-	val = row_value(s, row);
-	if (row == ROW_SAMPLES)
-		snprintf(c->val, sizeof(c->val), "%zu", s->n);
-	else if (row == ROW_BOOTS)
-		snprintf(c->val, sizeof(c->val), "%zu", boots ? boots->n : 0);
-	else if (isnan(val))
-		strcpy(c->val, "-");
-	else
-		snprintf(c->val, sizeof(c->val), "%.2f", val);
-	/* Change is shown for the levels, not for the spread or the count. */
-	if (!base || !base->n || row == ROW_COEFFVAR || row >= ROW_SAMPLES)
-		return;
-	format_change(c->mark, sizeof(c->mark), val, row_value(base, row),
-		      row == ROW_HMEAN && significant(base_boots, boots));
-}
-
-double report_faults_change(const struct report *r, size_t ki,
-			    const char *variant, int *sig)
-{
-	const struct samples *base = rate_samples(r, 0, variant, RATE_FAULTS, false);
-	const struct samples *s = rate_samples(r, ki, variant, RATE_FAULTS, false);
-	double b, x;
-
-	*sig = 0;
-	if (!base || !base->n || !s || !s->n)
-		return NAN;
-	b = stats_hmean(base->v, base->n);
-	x = stats_hmean(s->v, s->n);
-	*sig = significant(rate_samples(r, 0, variant, RATE_FAULTS, true),
-			   rate_samples(r, ki, variant, RATE_FAULTS, true));
+	*sig = !isnan(b) && !isnan(x) && significant(d, k, variant, metric);
 	return 100 * (x - b) / b;
 }
 
-static void print_table(const struct report *r, const char *variant,
-			enum rate rate, const struct cell *cells, FILE *out)
+/* config has the word kv ("writer=1")? */
+static int has_word(const char *config, const char *kv)
 {
-	const char *metric = rate == RATE_FAULTS ? "faults/s" : "writer-ops/s";
-	size_t i, row, w = 0, cw;
+	const char *p = config;
+	size_t len = strlen(kv);
 
-	for (i = 0; i < NR_ROWS * r->nk; i++)
-		if (strlen(cells[i].val) > w)
-			w = strlen(cells[i].val);
-	for (i = 0; i < r->nk; i++)
-		if (strlen(r->k[i].name) > w + 1 + MARK_WIDTH)
-			w = strlen(r->k[i].name) - 1 - MARK_WIDTH;
-	cw = w + 1 + MARK_WIDTH;
-
-	fprintf(out, "%s  %s  %s\n", metric, variant,
-		report_variant_config(r, variant));
-	fprintf(out, "%-22s", "");
-	for (i = 0; i < r->nk; i++)
-		fprintf(out, "  %*s", (int)cw, r->k[i].name);
-	fputc('\n', out);
-	for (row = 0; row < NR_ROWS; row++) {
-		fprintf(out, "%-9s %-12s", row_names[row], metric);
-		for (i = 0; i < r->nk; i++) {
-			const struct cell *c = &cells[row * r->nk + i];
-
-			fprintf(out, "  %*s", (int)w, c->val);
-			/* Pad the mark only where a column follows. */
-			if (c->mark[0] || i + 1 < r->nk)
-				fprintf(out, " %-*s", MARK_WIDTH, c->mark);
-		}
-		fputc('\n', out);
-	}
-	fputc('\n', out);
-}
-
-static void rate_table(const struct report *r, const char *variant,
-		       enum rate rate, FILE *out)
-{
-	struct cell *cells = xrealloc(NULL, NR_ROWS * r->nk * sizeof(*cells));
-	const struct samples *base = rate_samples(r, 0, variant, rate, false);
-	const struct samples *base_boots = rate_samples(r, 0, variant, rate, true);
-	size_t i, row;
-
-	for (row = 0; row < NR_ROWS; row++)
-		for (i = 0; i < r->nk; i++)
-			fill_cell(&cells[row * r->nk + i],
-				  rate_samples(r, i, variant, rate, false), base,
-				  rate_samples(r, i, variant, rate, true), base_boots,
-				  row);
-	print_table(r, variant, rate, cells, out);
-	free(cells);
-}
-
-static int has_writer(const struct report *r, const char *variant)
-{
-	const struct samples *s;
-	size_t i;
-
-	for (i = 0; i < r->nk; i++) {
-		s = rate_samples(r, i, variant, RATE_WRITER, false);
-		if (s && s->n)
+	for (; (p = strstr(p, kv)); p += len)
+		if ((p == config || p[-1] == ' ') && (!p[len] || p[len] == ' '))
 			return 1;
-	}
 	return 0;
 }
 
-void report_rates(const struct report *r, FILE *out)
+/* A kernel's value and its change against the baseline: two cells. */
+static void rate_cells(const struct data *d, size_t k, size_t variant,
+		       const char *metric, const struct row *row,
+		       struct table *t)
 {
-	size_t i;
+	double *v, *base, val, pct;
+	size_t n = data_values(d, k, variant, metric, 0, &v);
+	size_t nb = data_values(d, 0, variant, metric, 0, &base);
+	int sig;
 
-	for (i = 0; i < r->nvariants; i++)
-		rate_table(r, r->variants[i], RATE_FAULTS, out);
-	for (i = 0; i < r->nvariants; i++)
-		if (has_writer(r, r->variants[i]))
-			rate_table(r, r->variants[i], RATE_WRITER, out);
+	val = n && row->fn ? row->fn(v, n) : NAN;
+	if (!n)
+		table_cell(t, "-");
+	else if (row->mark == ROW_SAMPLES)
+		table_cell(t, "%zu", n);
+	else if (row->mark == ROW_BOOTS)
+		table_cell(t, "%zu", data_boots(d, k, variant, metric));
+	else
+		table_cell(t, "%.2f", val);
+	pct = NAN;
+	if (nb && n && (row->mark == MARK_CHANGE || row->mark == MARK_SIGNIFICANT))
+		pct = 100 * (val - row->fn(base, nb)) / row->fn(base, nb);
+	if (!isfinite(pct)) {
+		table_cell(t, "%s", "");
+	} else {
+		sig = row->mark == MARK_SIGNIFICANT && significant(d, k, variant, metric);
+		table_cell(t, "%c%7.2f%%%c", sig ? '*' : '(', pct, sig ? '*' : ')');
+	}
+	free(v);
+	free(base);
+}
+
+static void rate_table(const struct data *d, size_t variant,
+		       const struct rate *rate, FILE *out)
+{
+	char *align = xrealloc(NULL, 3 + 2 * d->nk);
+	struct table t;
+	size_t k, r;
+
+	strcpy(align, "ll");
+	for (k = 0; k < d->nk; k++)
+		strcat(align, "rl");
+
+	fprintf(out, "%s  %s  %s\n", rate->label, d->variants[variant],
+		data_config(d, variant));
+	table_init(&t, align);
+	free(align);
+	table_row(&t);
+	table_cell(&t, "%s", "");
+	table_cell(&t, "%s", "");
+	for (k = 0; k < d->nk; k++) {
+		table_cell(&t, "%s", d->k[k].name);
+		table_cell(&t, "%s", "");
+	}
+	for (r = 0; r < ARRAY_SIZE(rows); r++) {
+		table_row(&t);
+		table_cell(&t, "%s", rows[r].name);
+		table_cell(&t, "%s", rate->label);
+		for (k = 0; k < d->nk; k++)
+			rate_cells(d, k, variant, rate->metric, &rows[r], &t);
+	}
+	table_print(&t, "", out);
+	fputc('\n', out);
+}
+
+void report_rates(const struct data *d, FILE *out)
+{
+	const struct rate *rate;
+	size_t v;
+
+	for (rate = rates; rate < rates + ARRAY_SIZE(rates); rate++)
+		for (v = 0; v < d->nvariants; v++)
+			if (!rate->only || has_word(data_config(d, v), rate->only))
+				rate_table(d, v, rate, out);
 	fprintf(out,
 		"Rates are per run, one sample per RESULT line; higher is better.\n"
 		"Hmean is their harmonic mean, CoeffVar the sample standard deviation\n"
@@ -220,5 +171,87 @@ void report_rates(const struct report *r, FILE *out)
 		"over the per-boot means (two-sided p < %.2f, at least 2 boots on each\n"
 		"side): the runs of one boot are not independent samples, since boots\n"
 		"run fast or slow as a whole. '-': no data.\n\n",
-		r->k[0].name, SIGNIFICANCE);
+		d->k[0].name, SIGNIFICANCE);
+}
+
+/*
+ * Under qemu/run --icount SHIFT the guest clock advances 2^SHIFT ns per
+ * instruction, so a rate in faults per guest second is a count:
+ * 1e9 / (rate * 2^SHIFT) instructions per fault, everything the one vCPU
+ * executed shared among the faults: the length of the path, not its time.
+ */
+static void icount_table(const struct data *d, size_t variant, int shift,
+			 FILE *out)
+{
+	double *v, base = NAN, mean, lo, hi, x;
+	struct table t;
+	size_t k, i, n;
+
+	fprintf(out, "instructions/fault  %s  %s\n", d->variants[variant],
+		data_config(d, variant));
+	table_init(&t, "lrrrr");
+	table_row(&t);
+	table_cell(&t, "kernel");
+	table_cell(&t, "instructions");
+	table_cell(&t, "change");
+	table_cell(&t, "%s", "");
+	table_cell(&t, "runs' range");
+	for (k = 0; k < d->nk; k++) {
+		table_row(&t);
+		table_cell(&t, "%s", d->k[k].name);
+		n = data_values(d, k, variant, "faults_per_sec", 0, &v);
+		for (i = 0, mean = 0, lo = INFINITY, hi = 0; i < n && v[i] > 0; i++) {
+			x = 1e9 / (v[i] * (double)(1L << shift));
+			mean += x;
+			lo = fmin(lo, x);
+			hi = fmax(hi, x);
+		}
+		free(v);
+		if (!n || i < n) {
+			table_cell(&t, "-");
+			table_cell(&t, "-");
+			table_cell(&t, "%s", "");
+			table_cell(&t, "-");
+			continue;
+		}
+		mean /= n;
+		if (k == 0)
+			base = mean;
+		table_cell(&t, "%.1f", mean);
+		if (isnan(base)) {
+			table_cell(&t, "-");
+			table_cell(&t, "%s", "");
+		} else {
+			table_cell(&t, "%+.1f", mean - base);
+			table_cell(&t, "%+.2f%%", 100 * (mean - base) / base);
+		}
+		table_cell(&t, "%.1f", hi - lo);
+	}
+	table_print(&t, "", out);
+	fputc('\n', out);
+}
+
+void report_icount(const struct data *d, FILE *out)
+{
+	char *value = report_condition(d, "icount"), *end;
+	long shift = value ? strtol(value, &end, 10) : -1;
+	size_t v;
+
+	if (!value || end == value || shift < 0 || shift > 10) {
+		free(value);
+		return;
+	}
+	free(value);
+	for (v = 0; v < d->nvariants; v++)
+		icount_table(d, v, shift, out);
+	fprintf(out,
+		"Under qemu/run --icount %ld the guest clock counts instructions\n"
+		"(2^%ld ns each): instructions/fault = 1e9 / (faults/s * 2^%ld), the\n"
+		"mean over the runs, all the vCPU executed shared among the faults\n"
+		"(the zapping, the benchmark's loop, interrupts; QEMU counts each\n"
+		"iteration of a rep-prefixed string instruction). It is the length\n"
+		"of the path, not its time: cache misses and contention are not in\n"
+		"it. change: against %s; lower is better. runs' range: largest\n"
+		"minus smallest run.\n\n",
+		shift, shift, shift, d->k[0].name);
 }

@@ -1,49 +1,38 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The text report: conditions, rate tables, lock contention and vmstat,
- * one section each, kernels in columns with the first as the baseline.
+ * The text report's sections, kernels in columns with the first as the
+ * baseline; main.c prints them in order.
  */
 #ifndef REPORT_REPORT_H
 #define REPORT_REPORT_H
 
 #include <stdio.h>
 
-#include "results.h"
+#include "samples.h"
 
-struct report {
-	const struct kernel *k;	/* k[0] is the baseline */
-	size_t nk;
-	char **variants;	/* every variant of any kernel, sorted */
-	size_t nvariants;
-};
+/* A change is marked significant below this two-sided p-value. */
+#define SIGNIFICANCE	0.05
 
-void report_init(struct report *r, const struct kernel *k, size_t nk);
-void report_free(struct report *r);
-void report_print(const struct report *r, FILE *out);
+void report_conditions(const struct data *d, FILE *out);
+void report_rates(const struct data *d, FILE *out);
+void report_icount(const struct data *d, FILE *out);
+void report_extra(const struct data *d, FILE *out);
+void report_locks(const struct data *d, FILE *out);
+void report_vmstat(const struct data *d, FILE *out);
 
-/* The sections, one file each. */
-void report_conditions(const struct report *r, FILE *out);
-void report_rates(const struct report *r, FILE *out);
-void report_writer(const struct report *r, FILE *out);
-void report_locks(const struct report *r, FILE *out);
-void report_vmstat(const struct report *r, FILE *out);
-void report_icount(const struct report *r, FILE *out);
+/* The value of key in the baseline run's conditions, or NULL; caller frees. */
+char *report_condition(const struct data *d, const char *key);
+
+/* The harmonic mean of a metric's samples, NaN without any. */
+double report_hmean(const struct data *d, size_t k, size_t variant,
+		    const char *metric);
 
 /*
- * The value of key in the baseline run's conditions file, or NULL;
- * caller frees.
+ * The change of kernel k's Hmean of metric against the baseline's, in %
+ * (NaN when either has no data); *sig says if Welch's test over the
+ * per-boot means finds it significant.
  */
-char *report_condition(const struct report *r, const char *key);
-
-/* The configuration of a variant, from the first kernel that ran it. */
-const char *report_variant_config(const struct report *r, const char *name);
-
-/*
- * The change of kernel ki's faults/s Hmean against the baseline's, in %
- * (NaN when either has no data); *sig says if Welch's test finds it
- * significant.
- */
-double report_faults_change(const struct report *r, size_t ki,
-			    const char *variant, int *sig);
+double report_change(const struct data *d, size_t k, size_t variant,
+		     const char *metric, int *sig);
 
 #endif

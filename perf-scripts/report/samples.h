@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the report reads: per kernel directory (results/<timestamp>/<kernel>)
+ * its uname and, per <variant>/boot-<i>/, the samples and config files that
+ * perf-scripts/report/extract wrote after the boot.
+ */
+#ifndef REPORT_SAMPLES_H
+#define REPORT_SAMPLES_H
+
+#include <stddef.h>
+
+struct sample {
+	size_t metric;		/* index into data.metrics */
+	double v;
+};
+
+struct boot {
+	size_t kernel, variant;
+	char *config;		/* "threads=2 madvise=serial ..." */
+	struct sample *s;	/* in the file's order */
+	size_t n;
+};
+
+struct kernel {
+	char *dir, *name, *uname;	/* uname NULL when not recorded */
+};
+
+struct data {
+	struct kernel *k;	/* k[0] is the baseline */
+	size_t nk;
+	char **variants;	/* sorted so that "x-2t" comes before "x-16t" */
+	size_t nvariants;
+	char **metrics;		/* in order of first appearance */
+	size_t nmetrics;
+	struct boot *boots;
+	size_t nboots;
+};
+
+/* Load the kernel directories; unusable input is fatal (status 2). */
+void data_load(struct data *d, char **dirs, size_t n);
+
+/* A variant's configuration, as the first kernel that ran it recorded it. */
+const char *data_config(const struct data *d, size_t variant);
+
+/* The index of a metric, or -1 when no boot has it. */
+long data_metric(const struct data *d, const char *name);
+
+/*
+ * The samples of a metric of one kernel and variant into *v (caller
+ * frees): every one with per_boot 0, else the mean of each boot that has
+ * it. Returns how many.
+ */
+size_t data_values(const struct data *d, size_t k, size_t variant,
+		   const char *metric, int per_boot, double **v);
+
+/* Boots of kernel k and variant with any metric starting with prefix. */
+size_t data_boots(const struct data *d, size_t k, size_t variant,
+		  const char *prefix);
+
+#endif
