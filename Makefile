@@ -19,9 +19,14 @@ $(error EXPERIMENT=$(EXPERIMENT): no such experiment; known: $(EXPERIMENTS))
 endif
 include experiments/$(EXPERIMENT)
 endif
+# One name per concept: the knobs' old names stop here with the new one.
+RENAMED_KNOBS := ROUNDS:BOOTS REPEAT:RUNS PROFILE_SECONDS:PROFILE_DURATION \
+	SOAK_MINUTES:SOAK_DURATION SPF_MUTATION_SECONDS:SPF_MUTATION_DURATION
+$(foreach r,$(RENAMED_KNOBS),$(if $(filter undefined,$(origin $(firstword $(subst :, ,$(r))))),,\
+	$(error $(firstword $(subst :, ,$(r))) is now $(lastword $(subst :, ,$(r))) (README, Knobs))))
 # The knobs the scripts read from the environment, exported when set here.
-KNOBS := RUN_KERNELS MAINLINE DURATION REPEAT ROUNDS VARIANTS VCPUS GUEST_MEM \
-	THP ICOUNT PROFILE_SECONDS RESULTS AB_KERNEL AB_SYSCTL PAIRS VARIANT \
+KNOBS := RUN_KERNELS MAINLINE DURATION RUNS BOOTS VARIANTS VCPUS GUEST_MEM \
+	THP ICOUNT PROFILE_DURATION RESULTS AB_KERNEL AB_SYSCTL PAIRS VARIANT \
 	HOLDS HOLD_MB PRESSURE_MB PRESSURE
 export $(foreach k,$(KNOBS),$(if $(filter undefined,$(origin $(k))),,$(k)))
 
@@ -45,7 +50,7 @@ help:
 	'                   (EXPERIMENT=NAME: the knobs of experiments/NAME, listed below)' \
 	'  test *           build base, spf, spf-debug and the tests, run every suite' \
 	'  ab *             one kernel, two values of a sysctl, compared in one boot' \
-	'  soak *           the race and stress tests on spf-debug for SOAK_MINUTES' \
+	'  soak *           the race and stress tests on spf-debug for SOAK_DURATION s' \
 	'  tree *           build/src/linux: the 6.1 source with the series applied' \
 	'  kernel-NAME *    build/kernels/NAME: $(KERNEL_NAMES)' \
 	'  kernels *        the kernels the tests boot (TEST_KERNELS)' \
@@ -57,12 +62,12 @@ help:
 	'  bench            the benchmarks (multi-fault-all, syslatency) and the slab sampler' \
 	'  clean distclean  remove what was built (distclean: all of build/)' \
 	'Knobs (scripts/compare-kernels --help, scripts/compare-sysctl --help, ...):' \
-	'  run:  RUN_KERNELS="$(strip $(RUN_KERNELS))" MAINLINE=1 DURATION=2 REPEAT=2' \
-	'        ROUNDS=2 VARIANTS VCPUS GUEST_MEM THP ICOUNT PROFILE_SECONDS RESULTS' \
+	'  run:  RUN_KERNELS="$(strip $(RUN_KERNELS))" MAINLINE=1 DURATION=2 RUNS=2' \
+	'        BOOTS=2 VARIANTS VCPUS GUEST_MEM THP ICOUNT PROFILE_DURATION RESULTS' \
 	'  ab:   AB_KERNEL=$(AB_KERNEL) AB_SYSCTL=$(AB_SYSCTL) PAIRS VARIANT' \
-	'  syslatency (EXPERIMENT=syslatency): RUN_KERNELS ROUNDS DURATION HOLDS HOLD_MB' \
+	'  syslatency (EXPERIMENT=syslatency): RUN_KERNELS BOOTS DURATION HOLDS HOLD_MB' \
 	'        PRESSURE_MB PRESSURE VCPUS GUEST_MEM RESULTS' \
-	'  test: TEST_KERNELS="$(strip $(TEST_KERNELS))"   soak: SOAK_MINUTES=30' \
+	'  test: TEST_KERNELS="$(strip $(TEST_KERNELS))"   soak: SOAK_DURATION=1800' \
 	'  check-bisect: FROM=N BOOT=0 QUICK=1   tree: FORCE=1' \
 	'Experiments (make run EXPERIMENT=NAME):'
 	@for e in $(EXPERIMENTS); do \
@@ -128,7 +133,7 @@ syslatency-check:
 test: deps-test tree kernels tests-build
 	@tests/run
 
-# The stressors and race tests for a chosen time (SOAK_MINUTES, default 30).
+# The stressors and race tests for a chosen time (SOAK_DURATION seconds, default 1800).
 soak: deps-test tree kernel-spf-debug tests-build
 	@tests/soak
 

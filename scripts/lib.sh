@@ -181,20 +181,31 @@ fragments_applied() {
 }
 
 # The knobs both drivers (compare-kernels, compare-sysctl) share, defaulted
-# and checked alike: DURATION (seconds per run, > 0), ROUNDS (boots,
+# and checked alike: DURATION (seconds per run, > 0), BOOTS (boots,
 # default $1), ICOUNT, VCPUS, GUEST_MEM, THP, RESULTS. A bad one is bad
 # usage: one line, status 2.
 isnum() { case $1 in '' | .* | *.*.* | *[!0-9.]* | *.) return 1 ;; esac; }
 knob_posint() { case $2 in '' | *[!0-9]* | 0*) die_usage "$1 must be a positive integer, not '$2'" ;; esac; }
+# The knobs' old names, refused with the new one: one name per concept
+# (BOOTS boots, RUNS runs per boot, *DURATION seconds).
+renamed_knobs() {
+	for _k in ROUNDS:BOOTS REPEAT:RUNS PROFILE_SECONDS:PROFILE_DURATION \
+		SOAK_MINUTES:SOAK_DURATION SPF_MUTATION_SECONDS:SPF_MUTATION_DURATION; do
+		eval "_v=\${${_k%%:*}-}"
+		[ -z "$_v" ] || die_usage "${_k%%:*} is now ${_k#*:} (README, Knobs)"
+	done
+}
+
 guest_knobs() {
-	DURATION=${DURATION:-2} ROUNDS=${ROUNDS:-$1} ICOUNT=${ICOUNT:-}
+	renamed_knobs
+	DURATION=${DURATION:-2} BOOTS=${BOOTS:-$1} ICOUNT=${ICOUNT:-}
 	icount_vcpus || exit 2
 	VCPUS=${VCPUS:-$(ncpus)} GUEST_MEM=${GUEST_MEM:-2G} THP=${THP:-off}
 	RESULTS=${RESULTS:-$TOP/results}
 	if ! isnum "$DURATION" || [ "$(awk -v d="$DURATION" 'BEGIN { print (d > 0) }')" != 1 ]; then
 		die_usage "DURATION must be a positive number of seconds, not '$DURATION'"
 	fi
-	knob_posint ROUNDS "$ROUNDS"
+	knob_posint BOOTS "$BOOTS"
 	knob_posint VCPUS "$VCPUS"
 	case $GUEST_MEM in [1-9]*[0-9MGk] | [1-9]) ;; *) die_usage "GUEST_MEM wants a size such as 2G, not '$GUEST_MEM'" ;; esac
 	case $THP in on | off) ;; *) die_usage "THP must be on or off, not '$THP'" ;; esac

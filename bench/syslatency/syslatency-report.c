@@ -3,7 +3,7 @@
  * syslatency-report: the tables of a run directory of syslatency runs.
  *
  * RUNDIR/conditions holds key=value lines, among them kernels= and holds=
- * (space-separated lists, in the order to print) and rounds=; each boot R
+ * (space-separated lists, in the order to print) and boots=; each boot R
  * of a kernel left RUNDIR/KERNEL/boot-R/HOLD.out (syslatency's stdout, one
  * "RESULT key=value ..." line) and HOLD.hist (its --histogram file).
  *
@@ -32,7 +32,7 @@
 static const char usage[] =
 	"Usage: " PROG " [--partial] [--plot-data DIR] RUNDIR\n"
 	"Tables of a run directory of bench/syslatency runs: RUNDIR/conditions\n"
-	"(key=value lines, kernels=, holds= and rounds= among them) and for each\n"
+	"(key=value lines, kernels=, holds= and boots= among them) and for each\n"
 	"boot R RUNDIR/KERNEL/boot-R/HOLD.out (syslatency's RESULT line) and\n"
 	"HOLD.hist (its --histogram file). Table 1, per kernel and hold: wake-ups,\n"
 	"mean, percentiles of the histograms merged over the boots, max, and the\n"
@@ -236,7 +236,7 @@ static int by_latency(const void *a, const void *b)
 }
 
 /* Reads every boot of a row; sorts and merges its histogram. */
-static void read_row(struct row *r, const char *rundir, int rounds, int partial)
+static void read_row(struct row *r, const char *rundir, int boots, int partial)
 {
 	double v[NR_KEYS], total;
 	int have[NR_KEYS], lineno, k0, k1;
@@ -244,9 +244,9 @@ static void read_row(struct row *r, const char *rundir, int rounds, int partial)
 	FILE *fo, *fh;
 	size_t i, j, c;
 
-	r->mean_ns = xrealloc(NULL, rounds * sizeof(double));
-	r->p99_ns = xrealloc(NULL, rounds * sizeof(double));
-	for (int boot = 1; boot <= rounds; boot++) {
+	r->mean_ns = xrealloc(NULL, boots * sizeof(double));
+	r->p99_ns = xrealloc(NULL, boots * sizeof(double));
+	for (int boot = 1; boot <= boots; boot++) {
 		out = xasprintf("%s/%s/boot-%d/%s.out", rundir, r->kernel, boot, r->hold);
 		hist = xasprintf("%s/%s/boot-%d/%s.hist", rundir, r->kernel, boot, r->hold);
 		fo = open_input(out, partial);
@@ -391,9 +391,9 @@ static void write_plot_data(const char *dir, const struct row *r)
 	free(path);
 }
 
-/* The conditions file: its lines for the header, kernels=, holds=, rounds=. */
+/* The conditions file: its lines for the header, kernels=, holds=, boots=. */
 static char *read_conditions(const char *rundir, char ***kernel, int *nk,
-			     char ***hold, int *nh, int *rounds)
+			     char ***hold, int *nh, int *boots)
 {
 	char *path = xasprintf("%s/conditions", rundir), *buf = NULL, *line, *eq;
 	char *all = NULL, *prev;
@@ -402,7 +402,7 @@ static char *read_conditions(const char *rundir, char ***kernel, int *nk,
 	FILE *f = open_input(path, 0);
 
 	*kernel = *hold = NULL;
-	*rounds = 0;
+	*boots = 0;
 	while ((line = next_line(f, path, &buf, &size, &lineno))) {
 		if (!*line)
 			continue;
@@ -417,14 +417,14 @@ static char *read_conditions(const char *rundir, char ***kernel, int *nk,
 			*kernel = words(eq, nk);
 		else if (!strcmp(line, "holds") && !*hold)
 			*hold = words(eq, nh);
-		else if (!strcmp(line, "rounds") && !*rounds &&
+		else if (!strcmp(line, "boots") && !*boots &&
 			 (strspn(eq, "0123456789") != strlen(eq) || strlen(eq) > 4 ||
-			  (*rounds = atoi(eq)) < 1))
-			die(1, "%s:%d: rounds='%s' is not an integer from 1 to 9999", path, lineno, eq);
+			  (*boots = atoi(eq)) < 1))
+			die(1, "%s:%d: boots='%s' is not an integer from 1 to 9999", path, lineno, eq);
 	}
 	fclose(f);
-	if (!*kernel || !*hold || !*rounds)
-		die(1, "%s: no kernels=, holds= or rounds= naming one at least", path);
+	if (!*kernel || !*hold || !*boots)
+		die(1, "%s: no kernels=, holds= or boots= naming one at least", path);
 	free(buf);
 	free(path);
 	return all;
@@ -434,7 +434,7 @@ int main(int argc, char **argv)
 {
 	struct table t1 = { .ncols = 12, .nleft = 2 }, t2 = { .ncols = 2 + NR_VM, .nleft = 2 };
 	static const unsigned int permille[] = { 500, 990, 999 };
-	int i, k, nk, nh, rounds, partial = 0, only_args = 0;
+	int i, k, nk, nh, boots, partial = 0, only_args = 0;
 	const char *rundir = NULL, *plot_dir = NULL;
 	char *conditions, **kernel, **hold;
 	struct row *rows, *r, *base;
@@ -467,13 +467,13 @@ int main(int argc, char **argv)
 		die(2, "no RUNDIR given (see --help)");
 
 	/* Holds outer, kernels inner: the kernels of a hold sit together. */
-	conditions = read_conditions(rundir, &kernel, &nk, &hold, &nh, &rounds);
+	conditions = read_conditions(rundir, &kernel, &nk, &hold, &nh, &boots);
 	rows = xrealloc(NULL, nk * nh * sizeof(*rows));
 	memset(rows, 0, nk * nh * sizeof(*rows));
 	for (i = 0; i < nk * nh; i++) {
 		rows[i].kernel = kernel[i % nk];
 		rows[i].hold = hold[i / nk];
-		read_row(&rows[i], rundir, rounds, partial);
+		read_row(&rows[i], rundir, boots, partial);
 	}
 
 	heading(&t1, "kernel hold boots wakeups mean_us p50_us p99_us p99.9_us max_us "
