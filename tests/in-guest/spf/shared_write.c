@@ -6,7 +6,7 @@
  * (spf_abort_file_write) to the classic path, which calls ->page_mkwrite.
  * Read faults on the cached pages stay speculative.
  *
- * Needs SPF_EXT4_DIR, the mount point of an ext4 (tests/guest/spf-races
+ * Needs SPF_EXT4_DIR, the mount point of an ext4 (tests/in-guest/spf-races
  * passes the one qemu/run --ext4 makes on /dev/ram0). The file has NPAGES
  * pages; page p belongs to thread p % n, which in each pass checks that
  * its word (word_of()) of each of its pages holds its last write (epoch
@@ -95,7 +95,7 @@ FIXTURE_SETUP(shared_write)
 	self->fd = -1;
 	self->path[0] = 0;
 	ASSERT_TRUE(dir && *dir)
-		TH_LOG("SPF_EXT4_DIR is not set: run it in a guest booted with qemu/run --ext4 (tests/guest/spf-races passes it on)");
+		TH_LOG("SPF_EXT4_DIR is not set: run it in a guest booted with qemu/run --ext4 (tests/in-guest/spf-races passes it on)");
 	snprintf(self->path, sizeof(self->path), "%s/" FILE_NAME, dir);
 }
 

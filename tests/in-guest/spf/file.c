@@ -5,7 +5,7 @@
  *
  * The file is a memfd (tmpfs, whose ->map_pages is filemap_map_pages), or
  * with SPF_FILE_DIR set an unnamed file (O_TMPFILE) in that directory:
- * tests/guest/spf-races runs this binary again as file@ext4 on the ext4
+ * tests/in-guest/spf-races runs this binary again as file@ext4 on the ext4
  * of qemu/run --ext4, where eviction really drops pages and a fault that
  * misses the page cache reads the block device. It has NPAGES pages, mapped MAP_SHARED and PROT_READ: a read fault on a page
  * that is in the page cache and uptodate can be handled speculatively, by

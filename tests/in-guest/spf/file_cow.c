@@ -4,7 +4,7 @@
  * page) racing truncation.
  *
  * The file is a memfd, or with SPF_FILE_DIR an unnamed file there
- * (tests/guest/spf-races runs this binary again as file_cow@ext4), of
+ * (tests/in-guest/spf-races runs this binary again as file_cow@ext4), of
  * NPAGES pages, mapped MAP_PRIVATE and writable. Every word of page p of
  * the file holds pval(epoch, p). Thread t owns a block of pages: in each
  * pass it writes a new value to its word of each of them (the first write

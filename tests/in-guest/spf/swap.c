@@ -2,7 +2,7 @@
 /*
  * Faults on anonymous memory that is being paged out to swap.
  *
- * Needs swap: tests/vm/spf-races boots its guests with qemu/run --swap.
+ * Needs swap: tests/qemu/spf-races boots its guests with qemu/run --swap.
  * Page p of the region belongs to thread p % n, which in each pass reads
  * its word of each of its pages, checks it is its own last write (0
  * before the first), and writes a new value. Meanwhile the main thread
