@@ -180,6 +180,38 @@ fragments_applied() {
 	return $fa_bad
 }
 
+# kmake SRC OBJ ARG...: make in the kernel source SRC, out of tree in OBJ,
+# the way every kernel here is built (ccache, a fixed build user and host).
+kmake() {
+	_km_src=$1 _km_obj=$2
+	shift 2
+	CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=1 make -C "$_km_src" O="$_km_obj" \
+		ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" \
+		KBUILD_BUILD_USER=spf KBUILD_BUILD_HOST=qemu LOCALVERSION= "$@"
+}
+
+# kernel_configure SRC OBJ NAME FRAGMENT...: OBJ/.config from tinyconfig
+# and the fragments (the kernel's merge_config.sh), the release ending in
+# -NAME. The one configuration path of build-kernel and check-bisect:
+# status 1 when a step failed (the end of its log shown) or an option a
+# fragment asks for is not in the final .config (each one named).
+kernel_configure() {
+	_kc_src=$1 _kc_obj=$2 _kc_name=$3
+	shift 3
+	mkdir -p "$_kc_obj" || return 1
+	printf 'CONFIG_LOCALVERSION="-%s"\n# CONFIG_LOCALVERSION_AUTO is not set\n' "$_kc_name" \
+		>"$_kc_obj/name.config"
+	if ! { kmake "$_kc_src" "$_kc_obj" -s tinyconfig &&
+		"$_kc_src/scripts/kconfig/merge_config.sh" -m -O "$_kc_obj" "$_kc_obj/.config" \
+			"$@" "$_kc_obj/name.config" &&
+		kmake "$_kc_src" "$_kc_obj" -s olddefconfig; } >"$_kc_obj/config.log" 2>&1; then
+		tail -n 20 "$_kc_obj/config.log" >&2
+		msg "configuring $_kc_name failed (log: $_kc_obj/config.log)"
+		return 1
+	fi
+	fragments_applied "$_kc_obj" "$@"
+}
+
 # The knobs both drivers (compare-kernels, compare-sysctl) share, defaulted
 # and checked alike: DURATION (seconds per run, > 0), BOOTS (boots,
 # default $1), ICOUNT, VCPUS, GUEST_MEM, THP, RESULTS. A bad one is bad
