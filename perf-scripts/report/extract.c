@@ -12,6 +12,11 @@
  *                    their number as lock/rows (run "-": once a boot)
  *   BOOTDIR/config   the benchmark's configuration, key=value lines
  *
+ * In a boot of an in-boot A/B comparison (perf-scripts/guest-ab) a line
+ * "# setting A|B SYSCTL=VALUE" precedes each run: its numbers become
+ * METRIC/A or METRIC/B, run N being the N-th run of that setting, so that
+ * the N-th of each make pair N.
+ *
  * Input it does not understand is an error naming the file and line,
  * never a number silently dropped or read short.
  */
@@ -31,7 +36,9 @@ static const char usage[] =
 	"Read BOOTDIR/bench.out (multi-fault-all's RESULT lines), BOOTDIR/vmstat.delta\n"
 	"and, with --lock, the output of perf lock contention; write BOOTDIR/samples\n"
 	"(\"metric run value\" lines) and BOOTDIR/config (key=value), which is all\n"
-	"perf-scripts/report/report reads.\n"
+	"perf-scripts/report/report and paired read. In bench.out of an in-boot A/B\n"
+	"boot, a line \"# setting A|B ...\" before a run makes its metrics METRIC/A\n"
+	"or METRIC/B.\n"
 	"Exit status: 0; 1 on input it cannot parse (file and line named), 2 on bad\n"
 	"usage.\n";
 
@@ -130,7 +137,8 @@ static char *find_result(char *line)
 	return NULL;
 }
 
-static void result_line(char *res, int run, const char *path, int lineno)
+static void result_line(char *res, int run, const char *setting,
+			const char *path, int lineno)
 {
 	char *tok, *save, *eq, *cfg = xstrdup("");
 	int rate = 0;
@@ -154,7 +162,7 @@ static void result_line(char *res, int run, const char *path, int lineno)
 		if (strstr(tok, "_per_sec") && v < 0)
 			bad_input(path, lineno, "%s=%s: a rate cannot be negative", tok, eq + 1);
 		rate |= !strcmp(tok, "faults_per_sec");
-		fprintf(samples, "%s %d %s\n", tok, run, eq + 1);
+		fprintf(samples, "%s%s %d %s\n", tok, setting, run, eq + 1);
 	}
 	if (!rate)
 		bad_input(path, lineno, "a RESULT line without faults_per_sec");
@@ -169,12 +177,20 @@ static void result_line(char *res, int run, const char *path, int lineno)
 static void read_bench(const char *dir)
 {
 	char *path = path_join(dir, "bench.out"), *text = slurp(path), *p = text;
-	char *line, *res;
-	int lineno = 0, runs = 0;
+	char *line, *res, setting[3] = "";
+	int lineno = 0, runs = 0, per_setting[2] = { 0, 0 }, *n = &runs;
 
-	while ((line = next_line(&p, path, &lineno)))
-		if ((res = find_result(line)))
-			result_line(res, ++runs, path, lineno);
+	while ((line = next_line(&p, path, &lineno))) {
+		if (!strncmp(line, "# setting ", 10)) {
+			if ((line[10] != 'A' && line[10] != 'B') || line[11] != ' ')
+				bad_input(path, lineno, "a setting other than A or B: '%s'", line);
+			snprintf(setting, sizeof(setting), "/%c", line[10]);
+			n = &per_setting[line[10] - 'A'];
+		} else if ((res = find_result(line))) {
+			runs += n != &runs;
+			result_line(res, ++*n, setting, path, lineno);
+		}
+	}
 	if (!runs)
 		bad_input(path, lineno, "no RESULT lines");
 	free(text);

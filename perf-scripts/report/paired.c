@@ -2,13 +2,15 @@
 /*
  * paired: summarise an in-boot A/B comparison (scripts/compare-sysctl).
  *
- * Reads DIR/boot-<i>/pairs.txt, lines "pair N A B" with the faults/s of
- * one run in setting A and one in setting B, taken back to back in the
- * same boot. Boots run fast or slow as a whole, but both runs of a pair
+ * Reads DIR/boot-<i>/samples, which perf-scripts/report/extract wrote from
+ * the boot's output: faults_per_sec/A and faults_per_sec/B of run N are
+ * pair N, one run in setting A and one in setting B, taken back to back
+ * in the same boot. Boots run fast or slow as a whole, but both runs of a pair
  * share the boot, so B/A cancels that. Prints B/A per boot (geometric
  * mean) and over all pairs, with a 95% confidence interval and the
  * p-value of a t-test on log(B/A) against 0.
- * Exit status 0; 2 on bad usage or when DIR has fewer than two pairs.
+ * Exit status 0; 2 on bad usage, input it cannot parse (file and line
+ * named), or fewer than two pairs.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -23,11 +25,12 @@
 
 static const char usage[] =
 	"usage: perf-scripts/report/paired DIR\n"
-	"Summarise an in-boot A/B comparison (scripts/compare-sysctl): DIR/boot-N/\n"
-	"pairs.txt has lines \"pair N A B\", the faults/s of a run with setting A\n"
-	"and one with B in the same boot. Prints B/A per boot and over all pairs\n"
-	"(geometric mean) with a 95% confidence interval and a t-test's p.\n"
-	"Exit status: 0; 2 on bad usage or fewer than two pairs.\n";
+	"Summarise an in-boot A/B comparison (scripts/compare-sysctl): in DIR/boot-N/\n"
+	"samples (perf-scripts/report/extract), faults_per_sec/A and /B of run K\n"
+	"are pair K, a run with setting A and one with B in the same boot. Prints\n"
+	"B/A per boot and over all pairs (geometric mean) with a 95% confidence\n"
+	"interval and a t-test's p.\n"
+	"Exit status: 0; 2 on bad usage, unreadable samples or fewer than two pairs.\n";
 
 /* The t with two-sided p-value 1 - CONFIDENCE at df degrees of freedom. */
 static double t_quantile(double df)
@@ -45,24 +48,60 @@ static double t_quantile(double df)
 	return (lo + hi) / 2;
 }
 
-/* log(B/A) of every pair in path appended to *v; how many were read. */
+/* Store x as run's rate of one setting; -1 when the run is there already. */
+static int put(double **r, size_t *n, size_t run, double x)
+{
+	size_t cap = *n;
+
+	if (run > *n) {
+		*r = xrealloc(*r, run * sizeof(**r));
+		while (cap < run)
+			(*r)[cap++] = 0;
+		*n = run;
+	}
+	if ((*r)[run - 1])
+		return -1;
+	(*r)[run - 1] = x;
+	return 0;
+}
+
+/*
+ * log(B/A) of every pair in a boot's samples appended to *v; how many
+ * (0 when the file does not exist). Runs of one setting without the
+ * other's are an error: a pair half missing is not a pair.
+ */
 static size_t read_pairs(const char *path, double **v, size_t *n, size_t *cap)
 {
-	char *text = read_file(path), *line, *save;
-	double a, b;
-	size_t got = 0;
-	int idx;
+	char *text = read_file(path), *line, *save, metric[64], run[16], *end;
+	double *r[2] = { NULL, NULL }, x;
+	size_t nr[2] = { 0, 0 }, i, got = 0;
+	int lineno = 0, set;
 
 	if (!text)
 		return 0;
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		if (sscanf(line, "pair %d %lf %lf", &idx, &a, &b) != 3 || a <= 0 || b <= 0)
+		lineno++;
+		if (line[0] == '#' || strncmp(line, "faults_per_sec/", 15))
 			continue;
+		if (sscanf(line, "%63s %15s %lf", metric, run, &x) != 3 ||
+		    strlen(metric) != 16 || (metric[15] != 'A' && metric[15] != 'B') ||
+		    strtoul(run, &end, 10) < 1 || *end || !isfinite(x) || x <= 0)
+			fatal("%s:%d: not a pair's rate: '%s'", path, lineno, line);
+		set = metric[15] - 'A';
+		if (put(&r[set], &nr[set], strtoul(run, NULL, 10), x))
+			fatal("%s:%d: run %s of setting %c twice", path, lineno, run, metric[15]);
+	}
+	for (i = 0; i < nr[0] || i < nr[1]; i++) {
+		if (i >= nr[0] || i >= nr[1] || !r[0][i] || !r[1][i])
+			fatal("%s: pair %zu lacks its run with setting %c", path, i + 1,
+			      i < nr[0] && r[0][i] ? 'B' : 'A');
 		*v = grow(*v, sizeof(**v), *n, cap);
-		(*v)[(*n)++] = log(b / a);
+		(*v)[(*n)++] = log(r[1][i] / r[0][i]);
 		got++;
 	}
+	free(r[0]);
+	free(r[1]);
 	free(text);
 	return got;
 }
@@ -96,7 +135,7 @@ int main(int argc, char **argv)
 		fatal("usage: paired DIR (see --help)");
 	printf("%-6s %6s  %s\n", "boot", "pairs", "B/A");
 	for (boot = 1; boot < 1000; boot++) {
-		snprintf(path, sizeof(path), "%s/boot-%d/pairs.txt", dir, boot);
+		snprintf(path, sizeof(path), "%s/boot-%d/samples", dir, boot);
 		first = n;
 		got = read_pairs(path, &v, &n, &cap);
 		if (!got)
@@ -105,7 +144,7 @@ int main(int argc, char **argv)
 		printf("%-6d %6zu  %.4f\n", boot, got, exp(stats_mean(v + first, got)));
 	}
 	if (n < 2)
-		fatal("%s: fewer than two pairs in boot-1/pairs.txt, boot-2/...", dir);
+		fatal("%s: fewer than two pairs in boot-1/samples, boot-2/...", dir);
 	m = stats_mean(v, n);
 	sd = stats_stddev(v, n);
 	half = t_quantile(n - 1) * sd / sqrt(n);
