@@ -83,21 +83,7 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-FIXTURE(collapse) {
-	char *resv;
-	size_t resv_len;
-};
-
-FIXTURE_SETUP(collapse)
-{
-	ASSERT_EQ(0, probe_install());
-}
-
-FIXTURE_TEARDOWN(collapse)
-{
-	if (self->resv)
-		munmap(self->resv, self->resv_len);
-}
+SPF_RACE_FIXTURE(collapse);
 
 TEST_F_TIMEOUT(collapse, race, SPF_TIMEOUT)
 {
@@ -116,7 +102,7 @@ TEST_F_TIMEOUT(collapse, race, SPF_TIMEOUT)
 	c->len = NPAGES * PS;
 	c->fb = failbox_new();
 	ASSERT_NE(NULL, c->fb);
-	hole = reserve_pmds(1, &self->resv, &self->resv_len);
+	hole = reserve_pmds(1, &self->map, &self->map_len);
 	ASSERT_NE(NULL, hole);
 	c->base = mmap(hole, c->len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);

@@ -17,17 +17,7 @@ static int zap_dontneed(struct zap_ctx *c)
 	return madvise(c->base, c->len, MADV_DONTNEED) ? errno : 0;
 }
 
-FIXTURE(dontneed) {
-};
-
-FIXTURE_SETUP(dontneed)
-{
-	ASSERT_EQ(0, probe_install());
-}
-
-FIXTURE_TEARDOWN(dontneed)
-{
-}
+SPF_RACE_FIXTURE(dontneed);
 
 TEST_F_TIMEOUT(dontneed, race, SPF_TIMEOUT)
 {

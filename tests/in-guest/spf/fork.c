@@ -177,17 +177,7 @@ static int child(struct ctx *c, long n)
 	return 0;
 }
 
-FIXTURE(fork) {
-};
-
-FIXTURE_SETUP(fork)
-{
-	ASSERT_EQ(0, probe_install());
-}
-
-FIXTURE_TEARDOWN(fork)
-{
-}
+SPF_RACE_FIXTURE(fork);
 
 TEST_F_TIMEOUT(fork, race, SPF_TIMEOUT)
 {

@@ -87,21 +87,7 @@ static unsigned long vma_start(void *addr)
 	return found;
 }
 
-FIXTURE(growsdown) {
-	char *resv;
-	size_t resv_len;
-};
-
-FIXTURE_SETUP(growsdown)
-{
-	ASSERT_EQ(0, probe_install());
-}
-
-FIXTURE_TEARDOWN(growsdown)
-{
-	if (self->resv)
-		munmap(self->resv, self->resv_len);
-}
+SPF_RACE_FIXTURE(growsdown);
 
 TEST_F_TIMEOUT(growsdown, race, SPF_TIMEOUT)
 {
@@ -120,7 +106,7 @@ TEST_F_TIMEOUT(growsdown, race, SPF_TIMEOUT)
 	c->own = TOP_PAGES / c->nthreads;
 	c->fb = failbox_new();
 	ASSERT_NE(NULL, c->fb);
-	slot = reserve_pmds(1, &self->resv, &self->resv_len);
+	slot = reserve_pmds(1, &self->map, &self->map_len);
 	ASSERT_NE(NULL, slot);
 	/* the top pages at the end of the 2 MiB, room to grow below */
 	c->base = slot + PMD_SIZE_ - TOP_PAGES * PS;
@@ -199,8 +185,8 @@ TEST_F_TIMEOUT(growsdown, race, SPF_TIMEOUT)
 				fail(c->fb, "thread %d's word of page %ld is %#lx, it wrote %#lx",
 				     t, p, (unsigned long)*word_of(c->base, p, t),
 				     (unsigned long)c->expect[t][p]);
-	munmap(self->resv, self->resv_len);
-	self->resv = NULL;
+	munmap(self->map, self->map_len);
+	self->map = NULL;
 	rss1 = rss_anon_pages();
 
 	TH_LOG("%ld rounds, %ld pages grown, %ld values checked, anon RSS %ld -> %ld pages, seed %#lx",

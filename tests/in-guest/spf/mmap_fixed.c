@@ -26,17 +26,7 @@ static int zap_mmap_fixed(struct zap_ctx *c)
 	return 0;
 }
 
-FIXTURE(mmap_fixed) {
-};
-
-FIXTURE_SETUP(mmap_fixed)
-{
-	ASSERT_EQ(0, probe_install());
-}
-
-FIXTURE_TEARDOWN(mmap_fixed)
-{
-}
+SPF_RACE_FIXTURE(mmap_fixed);
 
 TEST_F_TIMEOUT(mmap_fixed, race, SPF_TIMEOUT)
 {

@@ -138,21 +138,7 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-FIXTURE(mprotect) {
-	char *base;
-	size_t len;
-};
-
-FIXTURE_SETUP(mprotect)
-{
-	ASSERT_EQ(0, probe_install());
-}
-
-FIXTURE_TEARDOWN(mprotect)
-{
-	if (self->base)
-		munmap(self->base, self->len);
-}
+SPF_RACE_FIXTURE(mprotect);
 
 TEST_F_TIMEOUT(mprotect, race, SPF_TIMEOUT)
 {
@@ -169,8 +155,8 @@ TEST_F_TIMEOUT(mprotect, race, SPF_TIMEOUT)
 	c->len = NPAGES * PS;
 	c->fb = failbox_new();
 	ASSERT_NE(NULL, c->fb);
-	c->base = self->base = map_anon(NULL, c->len, 0);
-	self->len = c->len;
+	c->base = self->map = map_anon(NULL, c->len, 0);
+	self->map_len = c->len;
 	ASSERT_NE(NULL, c->base);
 	atomic_init(&c->changing, -1);
 	atomic_init(&c->changed, -1);
@@ -242,7 +228,7 @@ TEST_F_TIMEOUT(mprotect, race, SPF_TIMEOUT)
 	team_join(&tm);
 	SPF_END(spf0, "spf_abort_vma_changed", "spf_abort_vma_busy");
 	munmap(c->base, c->len);
-	self->base = NULL;
+	self->map = NULL;
 	rss1 = rss_anon_pages();
 
 	TH_LOG("%ld rounds (%ld on part of the region, %ld after MADV_DONTNEED), %ld values checked, %ld SIGSEGVs, anon RSS %ld -> %ld pages, seed %#lx",
@@ -344,8 +330,8 @@ TEST_F_TIMEOUT(mprotect, refault, SPF_TIMEOUT)
 	c->len = c->nthreads * PS;
 	c->fb = failbox_new();
 	ASSERT_NE(NULL, c->fb);
-	c->base = self->base = map_anon(NULL, c->len, 0);
-	self->len = c->len;
+	c->base = self->map = map_anon(NULL, c->len, 0);
+	self->map_len = c->len;
 	ASSERT_NE(NULL, c->base);
 	c->lo = 0;
 	c->hi = c->nthreads;

@@ -188,10 +188,7 @@ static void check_moved(struct ctx *c, int r, char *src, char *dst)
 		     r, (void *)src, (unsigned long)v);
 }
 
-FIXTURE(mremap) {
-	char *resv;
-	size_t resv_len;
-};
+SPF_RACE_FIXTURE(mremap);
 
 FIXTURE_VARIANT(mremap) {
 	long npages;
@@ -210,17 +207,6 @@ FIXTURE_VARIANT_ADD(mremap, dontunmap) {
 	.npages = 64,
 	.dontunmap = true,
 };
-
-FIXTURE_SETUP(mremap)
-{
-	ASSERT_EQ(0, probe_install());
-}
-
-FIXTURE_TEARDOWN(mremap)
-{
-	if (self->resv)
-		munmap(self->resv, self->resv_len);
-}
 
 TEST_F_TIMEOUT(mremap, race, SPF_TIMEOUT)
 {
@@ -242,7 +228,7 @@ TEST_F_TIMEOUT(mremap, race, SPF_TIMEOUT)
 	c->fb = failbox_new();
 	ASSERT_NE(NULL, c->fb);
 	/* two slots in reserved address space, each in its own page table */
-	hole = reserve_pmds(2, &self->resv, &self->resv_len);
+	hole = reserve_pmds(2, &self->map, &self->map_len);
 	ASSERT_NE(NULL, hole);
 	c->slot[0] = hole;
 	c->slot[1] = hole + PMD_SIZE_;
@@ -299,8 +285,8 @@ TEST_F_TIMEOUT(mremap, race, SPF_TIMEOUT)
 	pthread_barrier_wait(&c->start);
 	team_join(&tm);
 	SPF_END(spf0, "spf_abort_vma_changed", "spf_abort_vma_busy", "spf_abort_pmd_changed");
-	munmap(self->resv, self->resv_len);
-	self->resv = NULL;
+	munmap(self->map, self->map_len);
+	self->map = NULL;
 	rss1 = rss_anon_pages();
 
 	TH_LOG("%ld rounds (%ld after MADV_DONTNEED), %ld values checked, %ld SIGSEGVs, %ld words written after the move, anon RSS %ld -> %ld pages, seed %#lx",

@@ -136,10 +136,7 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-FIXTURE(munmap) {
-	char *resv;
-	size_t resv_len;
-};
+SPF_RACE_FIXTURE(munmap);
 
 FIXTURE_VARIANT(munmap) {
 	bool share_pgtable;
@@ -153,17 +150,6 @@ FIXTURE_VARIANT_ADD(munmap, shared_pgtable) {
 	.share_pgtable = true,
 };
 
-FIXTURE_SETUP(munmap)
-{
-	ASSERT_EQ(0, probe_install());
-}
-
-FIXTURE_TEARDOWN(munmap)
-{
-	if (self->resv)
-		munmap(self->resv, self->resv_len);
-}
-
 TEST_F_TIMEOUT(munmap, race, SPF_TIMEOUT)
 {
 	struct ctx c = { .nthreads = test_threads(), .len = NPAGES * PS };
@@ -175,7 +161,7 @@ TEST_F_TIMEOUT(munmap, race, SPF_TIMEOUT)
 
 	c.fb = failbox_new();
 	ASSERT_NE(NULL, c.fb);
-	hole = reserve_pmds(1, &self->resv, &self->resv_len);
+	hole = reserve_pmds(1, &self->map, &self->map_len);
 	ASSERT_NE(NULL, hole);
 	/* in the middle of the reserved 2 MiB, or at its start */
 	c.base = variant->share_pgtable ? hole + PMD_SIZE_ / 2 : hole;

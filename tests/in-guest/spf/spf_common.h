@@ -263,6 +263,26 @@ static inline int probe_install(void)
 	return 0;
 }
 
+/*
+ * The fixture the race tests share: the probe's SIGSEGV/SIGBUS handler
+ * installed before the test, and the region it races on (self->map,
+ * self->map_len, when it sets them) unmapped after it, however it ends.
+ */
+#define SPF_RACE_FIXTURE(name)						\
+	FIXTURE(name) {							\
+		char *map;						\
+		size_t map_len;						\
+	};								\
+	FIXTURE_SETUP(name)						\
+	{								\
+		ASSERT_EQ(0, probe_install());				\
+	}								\
+	FIXTURE_TEARDOWN(name)						\
+	{								\
+		if (self->map)						\
+			munmap(self->map, self->map_len);		\
+	}
+
 /* 0 and the value, or -1 when the read faulted (probe_* say how). */
 static __attribute__((noinline, unused))
 int probe_read(volatile uint64_t *p, uint64_t *val)

@@ -148,21 +148,7 @@ static int apply(enum op op, bool undo, char *addr, size_t len)
 	return r ? errno : 0;
 }
 
-FIXTURE(vma_flags) {
-	char *base;
-	size_t len;
-};
-
-FIXTURE_SETUP(vma_flags)
-{
-	ASSERT_EQ(0, probe_install());
-}
-
-FIXTURE_TEARDOWN(vma_flags)
-{
-	if (self->base)
-		munmap(self->base, self->len);
-}
+SPF_RACE_FIXTURE(vma_flags);
 
 TEST_F_TIMEOUT(vma_flags, race, SPF_TIMEOUT)
 {
@@ -181,8 +167,8 @@ TEST_F_TIMEOUT(vma_flags, race, SPF_TIMEOUT)
 	c->own = NPAGES / c->nthreads;
 	c->fb = failbox_new();
 	ASSERT_NE(NULL, c->fb);
-	c->base = self->base = map_anon(NULL, c->len, 0);
-	self->len = c->len;
+	c->base = self->map = map_anon(NULL, c->len, 0);
+	self->map_len = c->len;
 	ASSERT_NE(NULL, c->base);
 
 	SPF_BEGIN(spf0);
@@ -224,7 +210,7 @@ TEST_F_TIMEOUT(vma_flags, race, SPF_TIMEOUT)
 				     t, p, (unsigned long)*word_of(c->base, p, t),
 				     (unsigned long)c->expect[t][p]);
 	munmap(c->base, c->len);
-	self->base = NULL;
+	self->map = NULL;
 	rss1 = rss_anon_pages();
 
 	for (int i = 0; i < NR_OPS; i++)
