@@ -8,7 +8,8 @@
  *                    RESULT line of bench.out (run 1, 2, ...), each
  *                    counter of vmstat.delta as vmstat/NAME and, with
  *                    --lock, perf lock contention's rows as
- *                    lock/TYPE/CALLER/{contended,wait_us,max_us} and
+ *                    lock/TYPE/CALLER/{contended,wait_us,max_us,avg_us}
+ *                    (avg_us as perf printed it, or the mean of merged rows) and
  *                    their number as lock/rows (run "-": once a boot)
  *   BOOTDIR/config   the benchmark's configuration, key=value lines
  *
@@ -219,7 +220,8 @@ static void read_vmstat(const char *dir)
 struct lock_row {
 	char *type, *caller;
 	unsigned long contended;
-	double wait_us, max_us;
+	double wait_us, max_us, avg_us;
+	int merged;		/* rows of perf's output */
 };
 
 /* perf prints times with the largest unit that fits: ns, us, ms, s, m, h. */
@@ -267,7 +269,7 @@ static void read_lock(const char *path)
 			     &row.contended, &total, u[0], &max, u[1], &avg, u[2],
 			     type, caller, &c);
 		if (got != 9 || to_us(total, u[0], &row.wait_us) ||
-		    to_us(max, u[1], &row.max_us))
+		    to_us(max, u[1], &row.max_us) || to_us(avg, u[2], &row.avg_us))
 			bad_input(path, lineno, "not a row of perf lock contention: '%s'", line);
 		caller[strcspn(caller, "+")] = '\0';
 		for (i = 0; i < n; i++)
@@ -281,6 +283,8 @@ static void read_lock(const char *path)
 		rows[i].contended += row.contended;
 		rows[i].wait_us += row.wait_us;
 		rows[i].max_us = fmax(rows[i].max_us, row.max_us);
+		rows[i].avg_us = rows[i].merged++ ? rows[i].wait_us / rows[i].contended :
+						    row.avg_us;
 	}
 	if (!header && n)
 		bad_input(path, lineno, "rows without perf lock contention's header line");
@@ -291,6 +295,8 @@ static void read_lock(const char *path)
 			rows[i].caller, rows[i].wait_us);
 		fprintf(samples, "lock/%s/%s/max_us - %.3f\n", rows[i].type,
 			rows[i].caller, rows[i].max_us);
+		fprintf(samples, "lock/%s/%s/avg_us - %.3f\n", rows[i].type,
+			rows[i].caller, rows[i].avg_us);
 		free(rows[i].type);
 		free(rows[i].caller);
 	}

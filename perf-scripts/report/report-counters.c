@@ -27,7 +27,7 @@ static const char *const lock_classes[] = { "mmap_lock", "zone->lock", "other" }
 struct lock_row {
 	int class;		/* index into lock_classes */
 	char *type, *caller;
-	double contended, wait, max;
+	double contended, wait, max, avg;	/* avg < 0: wait / contended */
 };
 
 static int classify(const char *type, const char *caller)
@@ -121,6 +121,8 @@ static size_t lock_rows(const struct data *d, size_t k, size_t v,
 		r->contended = sum(d, k, v, name);
 		r->wait = field(d, k, v, name, "wait_us", sum);
 		r->max = field(d, k, v, name, "max_us", max_of);
+		/* perf's own average where the row is one of perf's */
+		r->avg = data_boots(d, k, v, name) == 1 ? field(d, k, v, name, "avg_us", sum) : -1;
 	}
 	qsort(*rows, n, sizeof(**rows), row_order);
 	return n;
@@ -138,7 +140,8 @@ static void lock_cells(struct table *t, const char *kernel, int class,
 	table_cell(t, "%.0f", r->contended);
 	table_cell(t, "%.2f", r->wait);
 	table_cell(t, "%.2f", r->max);
-	table_cell(t, "%.2f", r->contended ? r->wait / r->contended : 0);
+	table_cell(t, "%.2f", r->avg >= 0 ? r->avg :
+		   r->contended ? r->wait / r->contended : 0);
 }
 
 /*
@@ -155,7 +158,7 @@ static void kernel_locks(const struct data *d, size_t k, size_t v,
 	char *callers;
 
 	for (class = 0; class < 3; class++) {
-		total = (struct lock_row){ .class = class };
+		total = (struct lock_row){ .class = class, .avg = -1 };
 		for (i = shown = 0; i < n; i++) {
 			if (rows[i].class != class)
 				continue;
