@@ -179,19 +179,20 @@ static void read_bench(const char *dir)
 {
 	char *path = path_join(dir, "bench.out"), *text = slurp(path), *p = text;
 	char *line, *res, setting[3] = "";
-	int lineno = 0, runs = 0, per_setting[2] = { 0, 0 }, *n = &runs;
+	/* Runs are numbered per setting (A, B), or all together without one. */
+	int lineno = 0, runs = 0, per_setting[2] = { 0, 0 }, *run = &runs;
 
 	while ((line = next_line(&p, path, &lineno))) {
 		if (!strncmp(line, "# setting ", 10)) {
 			if ((line[10] != 'A' && line[10] != 'B') || line[11] != ' ')
 				bad_input(path, lineno, "a setting other than A or B: '%s'", line);
 			snprintf(setting, sizeof(setting), "/%c", line[10]);
-			n = &per_setting[line[10] - 'A'];
+			run = &per_setting[line[10] - 'A'];
 		} else if ((res = find_result(line))) {
-			runs += n != &runs;
-			result_line(res, ++*n, setting, path, lineno);
+			result_line(res, ++*run, setting, path, lineno);
 		}
 	}
+	runs += per_setting[0] + per_setting[1];
 	if (!runs)
 		bad_input(path, lineno, "no RESULT lines");
 	free(text);
