@@ -2,7 +2,7 @@
 # Kernels build one at a time (each uses every core): this file is serial.
 .NOTPARALLEL:
 .SUFFIXES:
-.PHONY: help run run-kernels run-check ab syslatency syslatency-check test soak tree export check-patches check-bisect kernels bench \
+.PHONY: help run run-kernels run-check ab ab-check syslatency syslatency-check test soak tree export check-patches check-bisect kernels bench \
 	tests-build clean distclean deps-build deps-run deps-test
 
 # `make` alone prints the targets: nothing builds or installs unless a
@@ -21,12 +21,13 @@ include experiments/$(EXPERIMENT)
 endif
 # One name per concept: the knobs' old names stop here with the new one.
 RENAMED_KNOBS := ROUNDS:BOOTS REPEAT:RUNS PROFILE_SECONDS:PROFILE_DURATION \
-	SOAK_MINUTES:SOAK_DURATION SPF_MUTATION_SECONDS:SPF_MUTATION_DURATION
+	SOAK_MINUTES:SOAK_DURATION SPF_MUTATION_SECONDS:SPF_MUTATION_DURATION \
+	PAIRS:RUNS VARIANT:VARIANTS
 $(foreach r,$(RENAMED_KNOBS),$(if $(filter undefined,$(origin $(firstword $(subst :, ,$(r))))),,\
 	$(error $(firstword $(subst :, ,$(r))) is now $(lastword $(subst :, ,$(r))) (README, Knobs))))
 # The knobs the scripts read from the environment, exported when set here.
 KNOBS := RUN_KERNELS MAINLINE DURATION RUNS BOOTS VARIANTS VCPUS GUEST_MEM \
-	THP ICOUNT PROFILE_DURATION RESULTS AB_KERNEL AB_SYSCTL PAIRS VARIANT \
+	THP ICOUNT PROFILE_DURATION RESULTS AB_KERNEL AB_SYSCTL \
 	HOLDS HOLD_MB PRESSURE_MB PRESSURE
 export $(foreach k,$(KNOBS),$(if $(filter undefined,$(origin $(k))),,$(k)))
 
@@ -61,10 +62,11 @@ help:
 	'  export           write build/src/linux back to the patch files and series' \
 	'  bench            the benchmarks (multi-fault-all, syslatency) and the slab sampler' \
 	'  clean distclean  remove what was built (distclean: all of build/)' \
-	'Knobs (scripts/compare-kernels --help, scripts/compare-sysctl --help, ...):' \
+	'Knobs (scripts/compare-kernels --help, scripts/compare-syslatency --help):' \
 	'  run:  RUN_KERNELS="$(strip $(RUN_KERNELS))" MAINLINE=1 DURATION=2 RUNS=2' \
 	'        BOOTS=2 VARIANTS VCPUS GUEST_MEM THP ICOUNT PROFILE_DURATION RESULTS' \
-	'  ab:   AB_KERNEL=$(AB_KERNEL) AB_SYSCTL=$(AB_SYSCTL) PAIRS VARIANT' \
+	'  ab:   AB_KERNEL=$(AB_KERNEL) AB_SYSCTL=$(AB_SYSCTL) RUNS=6 (pairs) BOOTS=3' \
+	'        VARIANTS=single (one) DURATION VCPUS GUEST_MEM THP ICOUNT RESULTS' \
 	'  syslatency (EXPERIMENT=syslatency): RUN_KERNELS BOOTS DURATION HOLDS HOLD_MB' \
 	'        PRESSURE_MB PRESSURE VCPUS GUEST_MEM RESULTS' \
 	'  test: TEST_KERNELS="$(strip $(TEST_KERNELS))"   soak: SOAK_DURATION=1800' \
@@ -116,12 +118,15 @@ run-check:
 	@scripts/compare-kernels --check $(RUN_KERNELS)
 
 # One kernel, two values of a sysctl, compared inside the same boots
-# (scripts/compare-sysctl --help): AB_KERNEL and AB_SYSCTL=NAME=A,B.
+# (scripts/compare-kernels --paired, see --help): AB_KERNEL, a kernel
+# NAME or LABEL=PATH/TO/bzImage, and AB_SYSCTL=NAME=A,B.
 AB_KERNEL ?= spf
 AB_SYSCTL ?= vm.speculative_page_fault=0,1
-ab: deps-run tree $(if $(findstring /,$(AB_KERNEL)),,kernel-$(AB_KERNEL)) bench
-	@$(MAKE) -s -C perf-scripts/report paired
-	@scripts/compare-sysctl $(AB_KERNEL) $(AB_SYSCTL)
+ab: ab-check deps-run tree $(if $(findstring /,$(AB_KERNEL)),,kernel-$(AB_KERNEL)) bench
+	@$(MAKE) -s -C perf-scripts/report
+	@scripts/compare-kernels --paired $(AB_SYSCTL) $(AB_KERNEL)
+ab-check:
+	@scripts/compare-kernels --check --paired $(AB_SYSCTL) $(AB_KERNEL)
 
 # Wake-up latency under reclaim around held memory, kernel against kernel
 # (scripts/compare-syslatency --help); EXPERIMENT=syslatency sets it up.

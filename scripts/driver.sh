@@ -1,6 +1,6 @@
 # The comparison drivers' common part: their result directory, the start
 # of its conditions file, one guest boot, and what a failed boot says.
-# compare-kernels (interleaved), compare-sysctl (paired in one boot) and
+# compare-kernels (interleaved, or paired in one boot) and
 # compare-syslatency source it after lib.sh and guest_knobs, so that they
 # cannot drift apart. Source it, do not run it.
 # shellcheck shell=sh

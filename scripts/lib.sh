@@ -212,7 +212,7 @@ kernel_configure() {
 	fragments_applied "$_kc_obj" "$@"
 }
 
-# The knobs both drivers (compare-kernels, compare-sysctl) share, defaulted
+# The knobs the drivers (compare-kernels, compare-syslatency) share, defaulted
 # and checked alike: DURATION (seconds per run, > 0), BOOTS (boots,
 # default $1), ICOUNT, VCPUS, GUEST_MEM, THP, RESULTS. A bad one is bad
 # usage: one line, status 2.
@@ -222,7 +222,8 @@ knob_posint() { case $2 in '' | *[!0-9]* | 0*) die_usage "$1 must be a positive 
 # (BOOTS boots, RUNS runs per boot, *DURATION seconds).
 renamed_knobs() {
 	for _k in ROUNDS:BOOTS REPEAT:RUNS PROFILE_SECONDS:PROFILE_DURATION \
-		SOAK_MINUTES:SOAK_DURATION SPF_MUTATION_SECONDS:SPF_MUTATION_DURATION; do
+		SOAK_MINUTES:SOAK_DURATION SPF_MUTATION_SECONDS:SPF_MUTATION_DURATION \
+		PAIRS:RUNS VARIANT:VARIANTS; do
 		eval "_v=\${${_k%%:*}-}"
 		[ -z "$_v" ] || die_usage "${_k%%:*} is now ${_k#*:} (README, Knobs)"
 	done

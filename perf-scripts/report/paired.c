@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * paired: summarise an in-boot A/B comparison (scripts/compare-sysctl).
+ * paired: summarise an in-boot A/B comparison (scripts/compare-kernels --paired).
  *
  * Reads DIR/boot-<i>/samples, which perf-scripts/report/extract wrote from
  * the boot's output: faults_per_sec/A and faults_per_sec/B of run N are
@@ -25,11 +25,11 @@
 
 static const char usage[] =
 	"usage: perf-scripts/report/paired DIR\n"
-	"Summarise an in-boot A/B comparison (scripts/compare-sysctl): in DIR/boot-N/\n"
-	"samples (perf-scripts/report/extract), faults_per_sec/A and /B of run K\n"
-	"are pair K, a run with setting A and one with B in the same boot. Prints\n"
-	"B/A per boot and over all pairs (geometric mean) with a 95% confidence\n"
-	"interval and a t-test's p.\n"
+	"Summarise an in-boot A/B comparison (scripts/compare-kernels --paired):\n"
+	"in DIR/boot-N/samples (perf-scripts/report/extract), faults_per_sec/A\n"
+	"and /B of run K are pair K, a run with setting A and one with B in the\n"
+	"same boot. Prints B/A per boot and over all pairs (geometric mean) with\n"
+	"a 95% confidence interval and a t-test's p.\n"
 	"Exit status: 0; 2 on bad usage, unreadable samples or fewer than two pairs.\n";
 
 /* The t with two-sided p-value 1 - CONFIDENCE at df degrees of freedom. */
