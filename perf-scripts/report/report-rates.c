@@ -100,7 +100,8 @@ static void rate_cells(const struct data *d, size_t k, size_t variant,
 	int sig;
 
 	val = n && row->fn ? row->fn(v, n) : NAN;
-	if (!n)
+	/* "-": no sample, or a statistic one sample does not define (CoeffVar) */
+	if (!n || (row->fn && !isfinite(val)))
 		table_cell(t, "-");
 	else if (row->mark == ROW_SAMPLES)
 		table_cell(t, "%zu", n);
