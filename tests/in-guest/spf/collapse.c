@@ -26,12 +26,9 @@ struct ctx {
 	char *base;
 	size_t len;
 	int nthreads;
-	int round;		/* set while the threads wait */
+	struct rounds rs;
 	atomic_int collapsed;	/* round whose MADV_COLLAPSE returned */
-	atomic_long progress;
-	atomic_int stop;
 	atomic_long checked;
-	pthread_barrier_t start, done;
 	uint64_t expect[MAX_THREADS][NPAGES];
 	struct failbox *fb;
 };
@@ -42,15 +39,11 @@ static void *worker(void *arg)
 	struct ctx *c = a->c;
 	int t = a->id;
 	unsigned seq = 0;
+	int r;
 
-	for (;;) {
+	while ((r = rounds_next(&c->rs)) >= 0) {
 		bool verified = false;
-		int r;
 
-		pthread_barrier_wait(&c->start);
-		if (atomic_load(&c->stop))
-			break;
-		r = c->round;
 		while (!verified && !failed(c->fb)) {
 			bool last = atomic_load(&c->collapsed) == r;
 
@@ -68,7 +61,7 @@ static void *worker(void *arg)
 					     r, t, p, (unsigned long)v,
 					     (unsigned long)c->expect[t][p]);
 				c->expect[t][p] = nv;
-				atomic_fetch_add(&c->progress, 1);
+				atomic_fetch_add(&c->rs.progress, 1);
 				if (probe_read(w, &v) || v != nv)
 					fail(c->fb, "round %d: thread %d page %ld: read back %#lx, wrote %#lx",
 					     r, t, p, (unsigned long)v,
@@ -78,7 +71,7 @@ static void *worker(void *arg)
 			verified = last;
 			sched_yield();
 		}
-		pthread_barrier_wait(&c->done);
+		rounds_end(&c->rs);
 	}
 	return NULL;
 }
@@ -88,7 +81,6 @@ SPF_RACE_FIXTURE(collapse);
 TEST_F_TIMEOUT(collapse, race, SPF_TIMEOUT)
 {
 	struct ctx *c;
-	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
 	long rss0, rss1, rounds = 0, ok = 0, holes = 0;
@@ -114,13 +106,11 @@ TEST_F_TIMEOUT(collapse, race, SPF_TIMEOUT)
 		SKIP(return, "MADV_COLLAPSE: %s", strerror(errno));
 	ASSERT_EQ(0, madvise(c->base, c->len, MADV_DONTNEED));
 	atomic_init(&c->collapsed, -1);
-	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
-	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
 
 	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
-	ASSERT_EQ(0, team_run(&tm, c->nthreads, worker, c));
+	ASSERT_EQ(0, rounds_start(&c->rs, c->nthreads, worker, c));
 
 	for (int r = 0; ; r++) {
 		/* holes, faulted in again at the PTE level */
@@ -138,18 +128,16 @@ TEST_F_TIMEOUT(collapse, race, SPF_TIMEOUT)
 					c->expect[t][p] = 0;
 			holes++;
 		}
-		c->round = r;
-		atomic_store(&c->progress, 0);
-		pthread_barrier_wait(&c->start);
-		wait_progress(&c->progress, rnd(&seed) % (NPAGES * c->nthreads),
-			      end + 1);
+		rounds_release(&c->rs, r);
+		wait_progress(&c->rs.progress,
+			      rnd(&seed) % (NPAGES * c->nthreads), end + 1);
 		if (!madvise(c->base, c->len, MADV_COLLAPSE))
 			ok++;
 		else
 			errs[errno == EAGAIN ? 0 : errno == ENOMEM ? 1 :
 			     errno == EINVAL ? 2 : 3]++;
 		atomic_store(&c->collapsed, r);
-		pthread_barrier_wait(&c->done);
+		rounds_wait(&c->rs);
 		rounds++;
 		for (int t = 0; t < c->nthreads; t++) {
 			for (long p = 0; p < NPAGES; p++) {
@@ -166,9 +154,7 @@ TEST_F_TIMEOUT(collapse, race, SPF_TIMEOUT)
 		    now_s() > end + 2 * test_seconds())
 			break;
 	}
-	atomic_store(&c->stop, 1);
-	pthread_barrier_wait(&c->start);
-	team_join(&tm);
+	rounds_stop(&c->rs);
 	SPF_END(spf0, "spf_abort_vma_changed", "spf_abort_vma_busy", "spf_abort_pmd_changed");
 	munmap(c->base, c->len);
 	rss1 = rss_anon_pages();
@@ -180,8 +166,6 @@ TEST_F_TIMEOUT(collapse, race, SPF_TIMEOUT)
 	EXPECT_EQ(0, failed(c->fb));
 	EXPECT_LT(0, ok);
 	EXPECT_LE(rss1, rss0 + RSS_SLACK_PAGES);
-	pthread_barrier_destroy(&c->start);
-	pthread_barrier_destroy(&c->done);
 	failbox_free(c->fb);
 	munmap(c, sizeof(*c));
 }

@@ -28,9 +28,7 @@
 
 struct ctx {
 	char *base;
-	int rounds;		/* to do, set while the threads wait */
-	atomic_int stop;
-	pthread_barrier_t start, done;
+	struct rounds rs;	/* a round's number: the loops to run */
 	struct failbox *fb;
 };
 
@@ -39,19 +37,17 @@ static void *worker(void *arg)
 	struct team_arg *a = arg;
 	struct ctx *c = a->c;
 	char *mine = c->base + a->id * CHUNK_PAGES * PS;
+	int n;
 
-	for (;;) {
-		pthread_barrier_wait(&c->start);
-		if (atomic_load(&c->stop))
-			break;
-		for (int r = 0; r < c->rounds; r++) {
+	while ((n = rounds_next(&c->rs)) >= 0) {
+		for (int r = 0; r < n; r++) {
 			for (long p = 0; p < CHUNK_PAGES; p++)
 				*(volatile char *)(mine + p * PS) = 1;
 			if (madvise(mine, CHUNK_PAGES * PS, MADV_DONTNEED))
 				fail(c->fb, "thread %d: MADV_DONTNEED: %s",
 				     a->id, strerror(errno));
 		}
-		pthread_barrier_wait(&c->done);
+		rounds_end(&c->rs);
 	}
 	return NULL;
 }
@@ -62,9 +58,8 @@ static long run_rounds(struct ctx *c, int n)
 	struct rusage ru0, ru1;
 
 	getrusage(RUSAGE_SELF, &ru0);
-	c->rounds = n;
-	pthread_barrier_wait(&c->start);
-	pthread_barrier_wait(&c->done);
+	rounds_release(&c->rs, n);
+	rounds_wait(&c->rs);
 	getrusage(RUSAGE_SELF, &ru1);
 	return ru1.ru_minflt - ru0.ru_minflt;
 }
@@ -100,7 +95,6 @@ FIXTURE_TEARDOWN(counters)
 TEST_F_TIMEOUT(counters, spf_success_and_sysctl, SPF_TIMEOUT)
 {
 	struct ctx c = { 0 };
-	struct team tm = { 0 };
 	double budget = test_seconds() / 3, t0;
 	long long succ0, succ1, att0, att1, att2, att3;
 	long faults, faults_off, rounds;
@@ -118,11 +112,9 @@ TEST_F_TIMEOUT(counters, spf_success_and_sysctl, SPF_TIMEOUT)
 	/* 2 MiB-aligned: a page table per thread */
 	c.base = (char *)(((uintptr_t)self->map + PMD_SIZE_ - 1) &
 			  ~(PMD_SIZE_ - 1));
-	pthread_barrier_init(&c.start, NULL, NTHREADS + 1);
-	pthread_barrier_init(&c.done, NULL, NTHREADS + 1);
 	ASSERT_EQ(0, spf_sysctl_write(1));
 	ASSERT_EQ(1, spf_sysctl_read());
-	ASSERT_EQ(0, team_run(&tm, NTHREADS, worker, &c));
+	ASSERT_EQ(0, rounds_start(&c.rs, NTHREADS, worker, &c));
 
 	/* the first round: anon_vma and page tables, by the classic path */
 	t0 = now_s();
@@ -146,9 +138,7 @@ TEST_F_TIMEOUT(counters, spf_success_and_sysctl, SPF_TIMEOUT)
 	faults_off = run_rounds(&c, rounds);
 	att3 = vmstat("spf_attempt");
 
-	atomic_store(&c.stop, 1);
-	pthread_barrier_wait(&c.start);
-	team_join(&tm);
+	rounds_stop(&c.rs);
 
 	TH_LOG("%ld rounds of %d pages: sysctl 1: %ld faults, spf_attempt +%lld, spf_success +%lld (%.1f%%); sysctl 0: %ld faults, spf_attempt +%lld",
 	       rounds, NTHREADS * CHUNK_PAGES, faults, att1 - att0,
@@ -165,8 +155,6 @@ TEST_F_TIMEOUT(counters, spf_success_and_sysctl, SPF_TIMEOUT)
 	EXPECT_GE((succ1 - succ0) * 100, (long long)faults * 80);
 	/* and none tried with the sysctl off */
 	EXPECT_EQ(0, att3 - att2);
-	pthread_barrier_destroy(&c.start);
-	pthread_barrier_destroy(&c.done);
 	failbox_free(c.fb);
 }
 

@@ -115,16 +115,13 @@ struct ctx {
 	size_t len;
 	bool drop_caches;	/* evict: drop_caches is writable */
 	uint64_t seed;
-	/* the round, set while the threads wait at the barrier */
-	int round;
+	struct rounds rs;	/* progress: reads since the last operation */
+	/* set for each round while the threads wait at the barrier */
 	long lo, hi;		/* the pages cut, punched, or past EOF */
 	unsigned long ep[NPAGES];	/* each page's epoch at round start */
 	unsigned long enew;	/* the epoch the round writes */
 	atomic_int phase;
-	atomic_long progress;	/* reads since the last operation */
-	atomic_int stop;
 	atomic_long reads, checked, torn, sigbus, sigsegv, strict;
-	pthread_barrier_t start, done;
 	uint64_t *buf;		/* pwrite()'s source: NPAGES pages */
 	struct failbox *fb;
 };
@@ -283,14 +280,14 @@ static bool read_page(struct ctx *c, int t, long p)
 
 		res_str(&o, got, sizeof(got));
 		fail(c->fb, "round %d thread %d page %ld (%s %ld-%ld, epoch %lu, new %lu): read of %p from \"%s\" to \"%s\": %s",
-		     c->round, t, p,
+		     atomic_load(&c->rs.round), t, p,
 		     c->op == OP_TRUNCATE ? "cut" :
 		     c->op == OP_PUNCH_HOLE ? "hole" :
 		     c->op == OP_SIGBUS_EOF ? "past EOF" : "range",
 		     c->lo, c->hi - 1, c->ep[p], c->enew,
 		     (void *)w, ops[c->op].phase[a], ops[c->op].phase[b], got);
 	}
-	atomic_fetch_add(&c->progress, 1);
+	atomic_fetch_add(&c->rs.progress, 1);
 	return o.kind != R_VAL &&
 	       (a == 2 * ops[c->op].nops || c->op == OP_MUNMAP_CLOSE);
 }
@@ -310,13 +307,11 @@ static void *reader(void *arg)
 	struct ctx *c = a->c;
 	int t = a->id;
 	uint64_t seed = (c->seed ^ (0x9e3779b97f4a7c15ULL * (t + 1))) | 1;
+	int r;
 
-	for (;;) {
+	while ((r = rounds_next(&c->rs)) >= 0) {
 		bool last = false;
 
-		pthread_barrier_wait(&c->start);
-		if (atomic_load(&c->stop))
-			break;
 		while (!last && !failed(c->fb)) {
 			long p0 = rnd(&seed) % NPAGES;
 
@@ -328,7 +323,7 @@ static void *reader(void *arg)
 			 * one thread a round checks the end state.
 			 */
 			if (last && c->op == OP_MUNMAP_CLOSE &&
-			    t != c->round % c->nthreads)
+			    t != r % c->nthreads)
 				break;
 			for (long i = 0; i < NPAGES && !failed(c->fb); i++) {
 				/* page i / NBLOCKS of block i % NBLOCKS */
@@ -349,7 +344,7 @@ static void *reader(void *arg)
 			}
 			sched_yield();
 		}
-		pthread_barrier_wait(&c->done);
+		rounds_end(&c->rs);
 	}
 	return NULL;
 }
@@ -512,7 +507,6 @@ FIXTURE_TEARDOWN(file)
 TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 {
 	struct ctx *c;
-	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
 	unsigned long epoch = 1;
@@ -534,8 +528,6 @@ TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, c->buf);
 	atomic_init(&c->phase, 0);
-	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
-	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
 	for (long p = 0; p < NPAGES; p++)
 		c->ep[p] = epoch;
 
@@ -579,7 +571,7 @@ TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 
 	SPF_BEGIN_FILE(spf0);
 	prefault_stack();
-	ASSERT_EQ(0, team_run(&tm, c->nthreads, reader, c));
+	ASSERT_EQ(0, rounds_start(&c->rs, c->nthreads, reader, c));
 	if (c->op == OP_MUNMAP_CLOSE) {
 		/*
 		 * Open the hole once the threads' stacks are mapped (outside
@@ -593,7 +585,6 @@ TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 	for (int r = 0; ; r++) {
 		int err;
 
-		c->round = r;
 		switch (c->op) {
 		case OP_TRUNCATE:
 			c->lo = rnd(&seed) % NPAGES;
@@ -609,8 +600,7 @@ TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 			break;
 		}
 		atomic_store(&c->phase, 0);
-		atomic_store(&c->progress, 0);
-		pthread_barrier_wait(&c->start);
+		rounds_release(&c->rs, r);
 		for (int i = 0; i < ops[c->op].nops; i++) {
 			/*
 			 * Somewhere in the threads' passes, or, half of the
@@ -618,19 +608,19 @@ TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 			 * block faults, and after the barrier (munmap_close:
 			 * a new mapping) or an operation they all fault.
 			 */
-			wait_progress(&c->progress, rnd(&seed) % 2 ?
+			wait_progress(&c->rs.progress, rnd(&seed) % 2 ?
 				      rnd(&seed) % (NPAGES * c->nthreads / 2) :
 				      rnd(&seed) % c->nthreads, end + 1);
 			atomic_fetch_add(&c->phase, 1);
 			err = do_op(c, i);
 			atomic_fetch_add(&c->phase, 1);
-			atomic_store(&c->progress, 0);
+			atomic_store(&c->rs.progress, 0);
 			if (err)
 				fail(c->fb, "round %d: operation %d (\"%s\"): %s",
 				     r, i, ops[c->op].phase[2 * i + 1],
 				     strerror(err));
 		}
-		pthread_barrier_wait(&c->done);
+		rounds_wait(&c->rs);
 		rounds++;
 		if (c->op == OP_TRUNCATE || c->op == OP_PUNCH_HOLE)
 			for (long p = c->lo; p < c->hi; p++)
@@ -666,9 +656,7 @@ TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 			break;
 		}
 	}
-	atomic_store(&c->stop, 1);
-	pthread_barrier_wait(&c->start);
-	team_join(&tm);
+	rounds_stop(&c->rs);
 	/*
 	 * The data checks first: on a kernel without spf counters the test
 	 * ends as a skip, unless it failed already.
@@ -704,8 +692,6 @@ TEST_F_TIMEOUT(file, race, SPF_TIMEOUT)
 			"spf_abort_pmd_changed");
 	else
 		SPF_END(spf0, NULL);
-	pthread_barrier_destroy(&c->start);
-	pthread_barrier_destroy(&c->done);
 }
 
 SPF_SCALE_TIMEOUT(file, race)

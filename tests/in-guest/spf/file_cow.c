@@ -42,15 +42,13 @@ struct ctx {
 	int fd;
 	char *base;
 	size_t len;
-	/* the round, set while the threads wait at the barrier */
-	int round;
+	struct rounds rs;
+	/* set for each round while the threads wait at the barrier */
 	long lo;		/* pages [lo, NPAGES) are cut */
 	unsigned long ep[NPAGES];	/* each page's epoch at round start */
 	unsigned long enew;
 	atomic_int phase;
-	atomic_int stop;
 	atomic_long writes, copies_checked, sigbus, strict;
-	pthread_barrier_t start, done;
 	uint64_t *buf;		/* pwrite()'s source */
 	struct failbox *fb;
 };
@@ -116,8 +114,8 @@ static void access_page(struct ctx *c, int t, long p, unsigned *seq)
 	volatile uint64_t *w = word_of(c->base, p, t);
 	volatile uint64_t *tw = (volatile uint64_t *)(c->base + p * PS) +
 				TAG_WORD;
-	uint64_t nv = mkval(c->round, t, p, ++*seq), back = 0, tag = 0;
-	int a, b, step;
+	int r = atomic_load(&c->rs.round), a, b, step;
+	uint64_t nv = mkval(r, t, p, ++*seq), back = 0, tag = 0;
 
 	a = atomic_load(&c->phase);
 	step = probe_write(w, nv) ? 1 : probe_read(w, &back) ? 2 :
@@ -131,27 +129,27 @@ static void access_page(struct ctx *c, int t, long p, unsigned *seq)
 		atomic_fetch_add(&c->sigbus, 1);
 		if (!bus_legal(c, a, b, p, step == 3 ? tw : w)) {
 			fail(c->fb, "round %d: thread %d page %ld (cut from %ld): access %d from phase %d to phase %d: signal %d code %d at %p",
-			     c->round, t, p, c->lo, step, a, b, probe_signo,
+			     r, t, p, c->lo, step, a, b, probe_signo,
 			     probe_code, probe_addr);
 		}
 		return;
 	}
 	if (p >= c->lo && a == 2 && b == 2) {
 		fail(c->fb, "round %d: thread %d page %ld (cut from %ld): a write while the file was short succeeded: a private copy outlived truncation",
-		     c->round, t, p, c->lo);
+		     r, t, p, c->lo);
 		return;
 	}
 	/* truncation may have zapped the copy since: the file's word then */
 	if (back != nv && !(p >= c->lo && b >= 3 &&
 			    tag_legal_in(c, a > 3 ? a : 3, b, p, back))) {
 		fail(c->fb, "round %d: thread %d page %ld: wrote %#lx, read back %#lx, from phase %d to phase %d",
-		     c->round, t, p, (unsigned long)nv, (unsigned long)back,
+		     r, t, p, (unsigned long)nv, (unsigned long)back,
 		     a, b);
 		return;
 	}
 	if (!tag_legal_in(c, a, b, p, tag))
 		fail(c->fb, "round %d: thread %d page %ld (cut from %ld, epoch %lu, new %lu): copied word %#lx (epoch %lu page %ld) from phase %d to phase %d",
-		     c->round, t, p, c->lo, c->ep[p], c->enew,
+		     r, t, p, c->lo, c->ep[p], c->enew,
 		     (unsigned long)tag, val_epoch(tag), val_page(tag), a, b);
 	atomic_fetch_add(&c->copies_checked, 1);
 }
@@ -164,12 +162,9 @@ static void *writer(void *arg)
 	long first = t * c->per;
 	unsigned seq = 0;
 
-	for (;;) {
+	while (rounds_next(&c->rs) >= 0) {
 		bool last = false;
 
-		pthread_barrier_wait(&c->start);
-		if (atomic_load(&c->stop))
-			break;
 		/* a pass that begins after the rewrite checks the end state */
 		while (!last && !failed(c->fb)) {
 			last = atomic_load(&c->phase) == NPHASES - 1;
@@ -178,7 +173,7 @@ static void *writer(void *arg)
 			madvise(c->base + first * PS, c->per * PS,
 				MADV_DONTNEED);
 		}
-		pthread_barrier_wait(&c->done);
+		rounds_end(&c->rs);
 	}
 	return NULL;
 }
@@ -224,7 +219,6 @@ FIXTURE_TEARDOWN(file_cow)
 TEST_F_TIMEOUT(file_cow, truncate, SPF_TIMEOUT)
 {
 	const char *dir = getenv("SPF_FILE_DIR");
-	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
 	unsigned long epoch = 1;
@@ -257,18 +251,15 @@ TEST_F_TIMEOUT(file_cow, truncate, SPF_TIMEOUT)
 	/* the copies need the mapping's anon_vma, which a first copy makes */
 	*(volatile char *)c->base = 0;
 	ASSERT_EQ(0, madvise(c->base, c->len, MADV_DONTNEED));
-	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
-	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
 
 	SPF_BEGIN_FILE(spf0);
 	prefault_stack();
-	ASSERT_EQ(0, team_run(&tm, c->nthreads, writer, c));
+	ASSERT_EQ(0, rounds_start(&c->rs, c->nthreads, writer, c));
 	for (int r = 0; ; r++) {
-		c->round = r;
 		c->lo = rnd(&seed) % NPAGES;
 		c->enew = ++epoch;
 		atomic_store(&c->phase, 0);
-		pthread_barrier_wait(&c->start);
+		rounds_release(&c->rs, r);
 		for (int i = 0; i < 3; i++) {
 			int err;
 
@@ -280,16 +271,14 @@ TEST_F_TIMEOUT(file_cow, truncate, SPF_TIMEOUT)
 				fail(c->fb, "round %d: operation %d: %s", r, i,
 				     strerror(err));
 		}
-		pthread_barrier_wait(&c->done);
+		rounds_wait(&c->rs);
 		rounds++;
 		for (long p = c->lo; p < NPAGES; p++)
 			c->ep[p] = c->enew;
 		if (now_s() > end || failed(c->fb))
 			break;
 	}
-	atomic_store(&c->stop, 1);
-	pthread_barrier_wait(&c->start);
-	team_join(&tm);
+	rounds_stop(&c->rs);
 
 	TH_LOG("%ld rounds, %ld writes: %ld copies checked, %ld SIGBUS, %ld writes while the file was short; seed %#lx",
 	       rounds, atomic_load(&c->writes),
@@ -305,8 +294,6 @@ TEST_F_TIMEOUT(file_cow, truncate, SPF_TIMEOUT)
 	 * or locked (spf_abort_file_miss) or its PTE changed under the lock.
 	 */
 	SPF_END(spf0, NULL);
-	pthread_barrier_destroy(&c->start);
-	pthread_barrier_destroy(&c->done);
 }
 
 SPF_SCALE_TIMEOUT(file_cow, truncate)

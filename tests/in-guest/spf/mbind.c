@@ -36,12 +36,10 @@
 struct ctx {
 	char *base;
 	int nthreads;
-	int round;
-	atomic_long progress;
-	atomic_int stop, running;
+	struct rounds rs;
+	atomic_int running;
 	uint64_t expect[MAX_THREADS][NPAGES];	/* last writes, 0: none */
 	struct failbox *fb;
-	pthread_barrier_t start, done;
 };
 
 static long sys_mbind(void *addr, unsigned long len, int mode,
@@ -70,23 +68,21 @@ static void *worker(void *arg)
 	unsigned long node0 = 1;
 	uint64_t seed = test_seed() + t;
 	unsigned seq = 0;
+	int r;
 
 	if (sys_set_mempolicy(MPOL_BIND_, &node0, 2))
 		fail(c->fb, "thread %d: set_mempolicy(MPOL_BIND, node 0): %s",
 		     t, strerror(errno));
-	for (;;) {
-		pthread_barrier_wait(&c->start);
-		if (atomic_load(&c->stop))
-			break;
+	while ((r = rounds_next(&c->rs)) >= 0) {
 		while (atomic_load(&c->running)) {
 			long p = rnd(&seed) % NPAGES;
-			uint64_t v = mkval(c->round, t, p, ++seq);
+			uint64_t v = mkval(r, t, p, ++seq);
 
 			*word_of(c->base, p, t) = v;
 			c->expect[t][p] = v;
-			atomic_fetch_add(&c->progress, 1);
+			atomic_fetch_add(&c->rs.progress, 1);
 		}
-		pthread_barrier_wait(&c->done);
+		rounds_end(&c->rs);
 	}
 	return NULL;
 }
@@ -144,7 +140,6 @@ FIXTURE_TEARDOWN(mbind)
 TEST_F_TIMEOUT(mbind, move_strict_race, SPF_TIMEOUT)
 {
 	struct ctx *c;
-	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
 	unsigned long node1 = 2;
@@ -167,15 +162,12 @@ TEST_F_TIMEOUT(mbind, move_strict_race, SPF_TIMEOUT)
 	ASSERT_EQ(c->base, map_anon(c->base, NPAGES * PS, MAP_FIXED));
 	for (long p = 0; p < NPAGES; p++)
 		pages[p] = c->base + p * PS;
-	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
-	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
 
 	SPF_BEGIN(spf0);
-	ASSERT_EQ(0, team_run(&tm, c->nthreads, worker, c));
+	ASSERT_EQ(0, rounds_start(&c->rs, c->nthreads, worker, c));
 	for (int r = 0; now_s() < end && !failed(c->fb); r++) {
 		long ret, was_bound = 0;
 
-		c->round = r;
 		if (sys_mbind(c->base, NPAGES * PS, MPOL_DEFAULT_, NULL, 0, 0))
 			fail(c->fb, "round %d: mbind(MPOL_DEFAULT): %s", r,
 			     strerror(errno));
@@ -183,11 +175,11 @@ TEST_F_TIMEOUT(mbind, move_strict_race, SPF_TIMEOUT)
 			fail(c->fb, "round %d: MADV_DONTNEED: %s", r,
 			     strerror(errno));
 		memset(c->expect, 0, sizeof(c->expect));
-		atomic_store(&c->progress, 0);
 		atomic_store(&c->running, 1);
-		pthread_barrier_wait(&c->start);
+		rounds_release(&c->rs, r);
 		/* a few hundred pages in, many page tables populated */
-		wait_progress(&c->progress, 200 + rnd(&seed) % 800, end + 1);
+		wait_progress(&c->rs.progress, 200 + rnd(&seed) % 800,
+			      end + 1);
 		ret = sys_mbind(c->base, NPAGES * PS, MPOL_BIND_, &node1, 3,
 				MPOL_MF_MOVE_ | MPOL_MF_STRICT_);
 		if (!ret) {
@@ -200,13 +192,11 @@ TEST_F_TIMEOUT(mbind, move_strict_race, SPF_TIMEOUT)
 			     r, strerror(errno));
 		}
 		atomic_store(&c->running, 0);
-		pthread_barrier_wait(&c->done);
+		rounds_wait(&c->rs);
 		check_round(c, r, was_bound, pages, status, &moved);
 		rounds++;
 	}
-	atomic_store(&c->stop, 1);
-	pthread_barrier_wait(&c->start);
-	team_join(&tm);
+	rounds_stop(&c->rs);
 	SPF_END(spf0, "spf_abort_vma_changed", "spf_abort_vma_busy");
 
 	TH_LOG("%ld rounds: mbind() bound %ld times (%ld pages found on node 1 after), EIO %ld times; seed %#lx",
@@ -214,8 +204,6 @@ TEST_F_TIMEOUT(mbind, move_strict_race, SPF_TIMEOUT)
 	failbox_report(c->fb);
 	EXPECT_EQ(0, failed(c->fb));
 	EXPECT_LT(0, bound);
-	pthread_barrier_destroy(&c->start);
-	pthread_barrier_destroy(&c->done);
 	failbox_free(c->fb);
 	free(pages);
 	free(status);

@@ -35,15 +35,13 @@ struct ctx {
 	char *base;
 	size_t len;
 	int nthreads;
-	/* the round, set while the threads wait at the barrier */
-	int round, prot;
+	struct rounds rs;
+	/* set for each round while the threads wait at the barrier */
+	int prot;
 	long lo, hi;		/* pages [lo, hi) lose write access */
 	atomic_int changing;	/* round whose mprotect() has been called */
 	atomic_int changed;	/* round whose mprotect() has returned */
-	atomic_long progress;
-	atomic_int stop;
 	atomic_long segv, checked;
-	pthread_barrier_t start, done;
 	uint64_t expect[MAX_THREADS][NPAGES];	/* last writes */
 	struct failbox *fb;
 };
@@ -76,15 +74,11 @@ static void *worker(void *arg)
 	struct ctx *c = a->c;
 	int t = a->id;
 	unsigned seq = 0;
+	int r;
 
-	for (;;) {
+	while ((r = rounds_next(&c->rs)) >= 0) {
 		bool verified = false;
-		int r;
 
-		pthread_barrier_wait(&c->start);
-		if (atomic_load(&c->stop))
-			break;
-		r = c->round;
 		while (!verified && !failed(c->fb)) {
 			/* a pass that begins after mprotect() returned checks it */
 			bool last = atomic_load(&c->changed) == r;
@@ -118,7 +112,7 @@ static void *worker(void *arg)
 					fail(c->fb, "round %d: write to page %ld succeeded after mprotect(%s) returned",
 					     r, p, prot_name(c->prot));
 				c->expect[t][p] = nv;
-				atomic_fetch_add(&c->progress, 1);
+				atomic_fetch_add(&c->rs.progress, 1);
 
 				after = inr && atomic_load(&c->changed) == r;
 				if (probe_read(w, &v)) {
@@ -133,7 +127,7 @@ static void *worker(void *arg)
 			verified = last;
 			sched_yield();
 		}
-		pthread_barrier_wait(&c->done);
+		rounds_end(&c->rs);
 	}
 	return NULL;
 }
@@ -143,7 +137,6 @@ SPF_RACE_FIXTURE(mprotect);
 TEST_F_TIMEOUT(mprotect, race, SPF_TIMEOUT)
 {
 	struct ctx *c;
-	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
 	long rss0, rss1, rounds = 0, zapped = 0, partial = 0;
@@ -160,18 +153,15 @@ TEST_F_TIMEOUT(mprotect, race, SPF_TIMEOUT)
 	ASSERT_NE(NULL, c->base);
 	atomic_init(&c->changing, -1);
 	atomic_init(&c->changed, -1);
-	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
-	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
 
 	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
-	ASSERT_EQ(0, team_run(&tm, c->nthreads, worker, c));
+	ASSERT_EQ(0, rounds_start(&c->rs, c->nthreads, worker, c));
 
 	for (int r = 0; ; r++) {
 		bool zap = r < 2 || rnd(&seed) % 2;
 
-		c->round = r;
 		c->prot = r % 2 ? PROT_READ : PROT_NONE;
 		if ((r / 2) % 2) {
 			/* a part of the region: the VMA is split */
@@ -191,16 +181,15 @@ TEST_F_TIMEOUT(mprotect, race, SPF_TIMEOUT)
 			memset(c->expect, 0, sizeof(c->expect));
 			zapped++;
 		}
-		atomic_store(&c->progress, 0);
-		pthread_barrier_wait(&c->start);
-		wait_progress(&c->progress,
+		rounds_release(&c->rs, r);
+		wait_progress(&c->rs.progress,
 			      rnd(&seed) % (NPAGES * c->nthreads), end + 1);
 		atomic_store(&c->changing, r);
 		if (mprotect(c->base + c->lo * PS, (c->hi - c->lo) * PS, c->prot))
 			fail(c->fb, "round %d: mprotect(%s): %s", r,
 			     prot_name(c->prot), strerror(errno));
 		atomic_store(&c->changed, r);
-		pthread_barrier_wait(&c->done);
+		rounds_wait(&c->rs);
 		rounds++;
 
 		/* the data written before mprotect() is all there */
@@ -223,9 +212,7 @@ TEST_F_TIMEOUT(mprotect, race, SPF_TIMEOUT)
 		if (now_s() > end || failed(c->fb))
 			break;
 	}
-	atomic_store(&c->stop, 1);
-	pthread_barrier_wait(&c->start);
-	team_join(&tm);
+	rounds_stop(&c->rs);
 	SPF_END(spf0, "spf_abort_vma_changed", "spf_abort_vma_busy");
 	munmap(c->base, c->len);
 	self->map = NULL;
@@ -238,8 +225,6 @@ TEST_F_TIMEOUT(mprotect, race, SPF_TIMEOUT)
 	EXPECT_EQ(0, failed(c->fb));
 	EXPECT_LT(0, rounds);
 	EXPECT_LE(rss1, rss0 + RSS_SLACK_PAGES);
-	pthread_barrier_destroy(&c->start);
-	pthread_barrier_destroy(&c->done);
 	failbox_free(c->fb);
 	munmap(c, sizeof(*c));
 }
@@ -263,17 +248,12 @@ static void *refault_worker(void *arg)
 	struct ctx *c = a->c;
 	int t = a->id;
 	unsigned seq = 0;
+	int r;
 
-	for (;;) {
-		volatile uint64_t *w;
+	while ((r = rounds_next(&c->rs)) >= 0) {
+		volatile uint64_t *w = word_of(c->base, t, t);
 		bool verified = false;
-		int r;
 
-		pthread_barrier_wait(&c->start);
-		if (atomic_load(&c->stop))
-			break;
-		r = c->round;
-		w = word_of(c->base, t, t);
 		while (!verified && !failed(c->fb)) {
 			bool last = atomic_load(&c->changed) == r;
 			bool after = last;
@@ -286,7 +266,7 @@ static void *refault_worker(void *arg)
 				     r, t, prot_name(c->prot));
 			} else {
 				c->expect[t][t] = nv;
-				atomic_fetch_add(&c->progress, 1);
+				atomic_fetch_add(&c->rs.progress, 1);
 			}
 			if (!probe_read(w, &v)) {
 				if (after && c->prot == PROT_NONE)
@@ -310,7 +290,7 @@ static void *refault_worker(void *arg)
 			}
 			verified = last;
 		}
-		pthread_barrier_wait(&c->done);
+		rounds_end(&c->rs);
 	}
 	return NULL;
 }
@@ -318,7 +298,6 @@ static void *refault_worker(void *arg)
 TEST_F_TIMEOUT(mprotect, refault, SPF_TIMEOUT)
 {
 	struct ctx *c;
-	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
 	long rounds = 0;
@@ -337,26 +316,22 @@ TEST_F_TIMEOUT(mprotect, refault, SPF_TIMEOUT)
 	c->hi = c->nthreads;
 	atomic_init(&c->changing, -1);
 	atomic_init(&c->changed, -1);
-	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
-	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
 
 	SPF_BEGIN(spf0);
-	ASSERT_EQ(0, team_run(&tm, c->nthreads, refault_worker, c));
+	ASSERT_EQ(0, rounds_start(&c->rs, c->nthreads, refault_worker, c));
 	for (int r = 0; ; r++) {
-		c->round = r;
 		c->prot = r % 2 ? PROT_READ : PROT_NONE;
 		if (mprotect(c->base, c->len, PROT_READ | PROT_WRITE))
 			fail(c->fb, "round %d: mprotect(RW): %s", r,
 			     strerror(errno));
-		atomic_store(&c->progress, 0);
-		pthread_barrier_wait(&c->start);
-		wait_progress(&c->progress, 1 + rnd(&seed) % 64, end + 1);
+		rounds_release(&c->rs, r);
+		wait_progress(&c->rs.progress, 1 + rnd(&seed) % 64, end + 1);
 		atomic_store(&c->changing, r);
 		if (mprotect(c->base, c->len, c->prot))
 			fail(c->fb, "round %d: mprotect(%s): %s", r,
 			     prot_name(c->prot), strerror(errno));
 		atomic_store(&c->changed, r);
-		pthread_barrier_wait(&c->done);
+		rounds_wait(&c->rs);
 		rounds++;
 
 		/* what each thread wrote last is there */
@@ -375,9 +350,7 @@ TEST_F_TIMEOUT(mprotect, refault, SPF_TIMEOUT)
 		if (now_s() > end || failed(c->fb))
 			break;
 	}
-	atomic_store(&c->stop, 1);
-	pthread_barrier_wait(&c->start);
-	team_join(&tm);
+	rounds_stop(&c->rs);
 	SPF_END(spf0, "spf_abort_vma_changed", "spf_abort_vma_busy");
 
 	TH_LOG("%ld rounds, %ld values checked, %ld SIGSEGVs, seed %#lx",
@@ -386,8 +359,6 @@ TEST_F_TIMEOUT(mprotect, refault, SPF_TIMEOUT)
 	failbox_report(c->fb);
 	EXPECT_EQ(0, failed(c->fb));
 	EXPECT_LT(0, rounds);
-	pthread_barrier_destroy(&c->start);
-	pthread_barrier_destroy(&c->done);
 	failbox_free(c->fb);
 	munmap(c, sizeof(*c));
 }

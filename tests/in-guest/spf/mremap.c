@@ -36,15 +36,12 @@ struct ctx {
 	size_t len;
 	int nthreads;
 	bool dontunmap;
-	/* the round, set while the threads wait at the barrier */
-	int round;
+	struct rounds rs;
+	/* set for each round while the threads wait at the barrier */
 	char *cur;
 	atomic_int moving;	/* round whose mremap() has been called */
 	atomic_int moved;	/* round whose mremap() has returned */
-	atomic_long progress;
-	atomic_int stop;
 	atomic_long segv, checked, post_move;
-	pthread_barrier_t start, done;
 	uint64_t last[MAX_THREADS][MAX_PAGES];	/* last writes */
 	struct failbox *fb;
 };
@@ -87,15 +84,11 @@ static void *worker(void *arg)
 	int t = a->id;
 	unsigned seq = 0;
 	uint64_t cur_old[MAX_PAGES];
+	int r;
 
-	for (;;) {
+	while ((r = rounds_next(&c->rs)) >= 0) {
 		bool out = false;
-		int r;
 
-		pthread_barrier_wait(&c->start);
-		if (atomic_load(&c->stop))
-			break;
-		r = c->round;
 		memcpy(cur_old, c->last[t], sizeof(cur_old));
 		while (!out && !failed(c->fb)) {
 			for (long p = 0; p < c->npages; p++) {
@@ -136,7 +129,7 @@ static void *worker(void *arg)
 				}
 				cur_old[p] = nv;
 				c->last[t][p] = nv;
-				atomic_fetch_add(&c->progress, 1);
+				atomic_fetch_add(&c->rs.progress, 1);
 
 				if (probe_read(w, &v)) {
 					round_fault(c, r, w, "read back");
@@ -147,7 +140,7 @@ static void *worker(void *arg)
 			}
 			sched_yield();
 		}
-		pthread_barrier_wait(&c->done);
+		rounds_end(&c->rs);
 	}
 	return NULL;
 }
@@ -211,7 +204,6 @@ FIXTURE_VARIANT_ADD(mremap, dontunmap) {
 TEST_F_TIMEOUT(mremap, race, SPF_TIMEOUT)
 {
 	struct ctx *c;
-	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
 	long rss0, rss1, rounds = 0, zapped = 0;
@@ -235,13 +227,11 @@ TEST_F_TIMEOUT(mremap, race, SPF_TIMEOUT)
 	ASSERT_EQ(c->slot[0], map_anon(c->slot[0], c->len, MAP_FIXED));
 	atomic_init(&c->moving, -1);
 	atomic_init(&c->moved, -1);
-	pthread_barrier_init(&c->start, NULL, c->nthreads + 1);
-	pthread_barrier_init(&c->done, NULL, c->nthreads + 1);
 
 	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
-	ASSERT_EQ(0, team_run(&tm, c->nthreads, worker, c));
+	ASSERT_EQ(0, rounds_start(&c->rs, c->nthreads, worker, c));
 
 	for (r = 0; ; r++) {
 		char *src = c->slot[r % 2], *dst = c->slot[(r + 1) % 2], *p;
@@ -253,11 +243,9 @@ TEST_F_TIMEOUT(mremap, race, SPF_TIMEOUT)
 			memset(c->last, 0, sizeof(c->last));
 			zapped++;
 		}
-		c->round = r;
 		c->cur = src;
-		atomic_store(&c->progress, 0);
-		pthread_barrier_wait(&c->start);
-		wait_progress(&c->progress,
+		rounds_release(&c->rs, r);
+		wait_progress(&c->rs.progress,
 			      rnd(&seed) % (c->npages * c->nthreads), end + 1);
 		atomic_store(&c->moving, r);
 		p = mremap(src, c->len, c->len,
@@ -269,7 +257,7 @@ TEST_F_TIMEOUT(mremap, race, SPF_TIMEOUT)
 			     (void *)src, (void *)dst,
 			     p == MAP_FAILED ? strerror(errno) : "moved elsewhere");
 		}
-		pthread_barrier_wait(&c->done);
+		rounds_wait(&c->rs);
 		rounds++;
 		if (p != dst)
 			break;
@@ -281,9 +269,7 @@ TEST_F_TIMEOUT(mremap, race, SPF_TIMEOUT)
 		if (now_s() > end || failed(c->fb))
 			break;
 	}
-	atomic_store(&c->stop, 1);
-	pthread_barrier_wait(&c->start);
-	team_join(&tm);
+	rounds_stop(&c->rs);
 	SPF_END(spf0, "spf_abort_vma_changed", "spf_abort_vma_busy", "spf_abort_pmd_changed");
 	munmap(self->map, self->map_len);
 	self->map = NULL;
@@ -297,8 +283,6 @@ TEST_F_TIMEOUT(mremap, race, SPF_TIMEOUT)
 	EXPECT_EQ(0, failed(c->fb));
 	EXPECT_LT(0, rounds);
 	EXPECT_LE(rss1, rss0 + RSS_SLACK_PAGES);
-	pthread_barrier_destroy(&c->start);
-	pthread_barrier_destroy(&c->done);
 	failbox_free(c->fb);
 	munmap(c, sizeof(*c));
 }

@@ -30,13 +30,10 @@ struct ctx {
 	char *base;
 	size_t len;
 	int nthreads;
-	atomic_int round;	/* the round running */
+	struct rounds rs;
 	atomic_int unmapping;	/* round whose munmap() has been called */
 	atomic_int unmapped;	/* round whose munmap() has returned */
-	atomic_long progress;	/* accesses in this round */
-	atomic_int stop;
 	atomic_long segv, accesses;
-	pthread_barrier_t start, done;
 	struct failbox *fb;
 };
 
@@ -59,16 +56,12 @@ static void *worker(void *arg)
 	struct ctx *c = a->c;
 	int t = a->id;
 	uint64_t expect[NPAGES];
+	int r;
 
-	for (;;) {
+	while ((r = rounds_next(&c->rs)) >= 0) {
 		unsigned seq = 0;
 		bool out = false;
-		int r;
 
-		pthread_barrier_wait(&c->start);
-		if (atomic_load(&c->stop))
-			break;
-		r = atomic_load(&c->round);
 		memset(expect, 0, sizeof(expect));
 		while (!out) {
 			for (long p = 0; p < NPAGES && !out; p++) {
@@ -107,7 +100,7 @@ static void *worker(void *arg)
 					break;
 				}
 				expect[p] = nv;
-				atomic_fetch_add(&c->progress, 1);
+				atomic_fetch_add(&c->rs.progress, 1);
 
 				/* and read it back */
 				after = atomic_load(&c->unmapped) == r;
@@ -131,7 +124,7 @@ static void *worker(void *arg)
 			/* the faults are in the first pass: let munmap() come */
 			sched_yield();
 		}
-		pthread_barrier_wait(&c->done);
+		rounds_end(&c->rs);
 	}
 	return NULL;
 }
@@ -153,7 +146,6 @@ FIXTURE_VARIANT_ADD(munmap, shared_pgtable) {
 TEST_F_TIMEOUT(munmap, race, SPF_TIMEOUT)
 {
 	struct ctx c = { .nthreads = test_threads(), .len = NPAGES * PS };
-	struct team tm = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
 	long rss0, rss1, rounds = 0;
@@ -167,13 +159,11 @@ TEST_F_TIMEOUT(munmap, race, SPF_TIMEOUT)
 	c.base = variant->share_pgtable ? hole + PMD_SIZE_ / 2 : hole;
 	atomic_init(&c.unmapping, -1);
 	atomic_init(&c.unmapped, -1);
-	pthread_barrier_init(&c.start, NULL, c.nthreads + 1);
-	pthread_barrier_init(&c.done, NULL, c.nthreads + 1);
 
 	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
-	ASSERT_EQ(0, team_run(&tm, c.nthreads, worker, &c));
+	ASSERT_EQ(0, rounds_start(&c.rs, c.nthreads, worker, &c));
 	/*
 	 * Open the hole once the threads' stacks are mapped (outside the
 	 * reservation): shared_pgtable opens just the region, so that the
@@ -198,24 +188,20 @@ TEST_F_TIMEOUT(munmap, race, SPF_TIMEOUT)
 				break;
 			}
 		}
-		atomic_store(&c.round, r);
-		atomic_store(&c.progress, 0);
-		pthread_barrier_wait(&c.start);
+		rounds_release(&c.rs, r);
 		/* somewhere in the threads' first pass, which faults */
-		wait_progress(&c.progress,
+		wait_progress(&c.rs.progress,
 			      rnd(&seed) % (NPAGES * c.nthreads), end + 1);
 		atomic_store(&c.unmapping, r);
 		if (munmap(c.base, c.len))
 			fail(c.fb, "round %d: munmap: %s", r, strerror(errno));
 		atomic_store(&c.unmapped, r);
-		pthread_barrier_wait(&c.done);
+		rounds_wait(&c.rs);
 		rounds++;
 		if (now_s() > end || failed(c.fb))
 			break;
 	}
-	atomic_store(&c.stop, 1);
-	pthread_barrier_wait(&c.start);
-	team_join(&tm);
+	rounds_stop(&c.rs);
 	SPF_END(spf0, "spf_abort_vma_changed", "spf_abort_vma_busy", "spf_abort_pmd_changed");
 	rss1 = rss_anon_pages();
 
@@ -226,8 +212,6 @@ TEST_F_TIMEOUT(munmap, race, SPF_TIMEOUT)
 	EXPECT_EQ(0, failed(c.fb));
 	EXPECT_LT(0, rounds);
 	EXPECT_LE(rss1, rss0 + RSS_SLACK_PAGES);
-	pthread_barrier_destroy(&c.start);
-	pthread_barrier_destroy(&c.done);
 	failbox_free(c.fb);
 }
 

@@ -428,6 +428,81 @@ static inline void team_join(struct team *tm)
 	tm->stacks = NULL;
 }
 
+/* ---- rounds: threads that race one operation of the main thread each ---- */
+
+/*
+ * Each round the main thread sets up what the threads need while they
+ * wait at the start barrier, releases them, runs its operation, and waits
+ * at the done barrier until they are through with the round:
+ *
+ *	worker:	while ((r = rounds_next(rs)) >= 0) {
+ *			... race in round r ...
+ *			rounds_end(rs);
+ *		}
+ *	main:	rounds_start(rs, n, worker, c);
+ *		for each round r: ... rounds_release(rs, r); ... operation;
+ *			rounds_wait(rs); ... check ...
+ *		rounds_stop(rs);
+ * Whatever the main thread wrote before rounds_release() the threads see
+ * after rounds_next() returned (the barrier orders it), and the other way
+ * round from rounds_end() to rounds_wait().
+ */
+struct rounds {
+	atomic_int round;	/* the round the threads run, >= 0 */
+	atomic_int stop;	/* set: the threads leave their loop */
+	atomic_long progress;	/* accesses in this round, for wait_progress() */
+	pthread_barrier_t start, done;
+	struct team tm;
+};
+
+/* Barriers for n threads and the main one, and n threads running fn. */
+static inline int rounds_start(struct rounds *rs, int n, void *(*fn)(void *),
+			       void *c)
+{
+	pthread_barrier_init(&rs->start, NULL, n + 1);
+	pthread_barrier_init(&rs->done, NULL, n + 1);
+	return team_run(&rs->tm, n, fn, c);
+}
+
+/* Worker: wait for the next round; its number, or -1: the test is over. */
+static inline int rounds_next(struct rounds *rs)
+{
+	pthread_barrier_wait(&rs->start);
+	if (atomic_load(&rs->stop))
+		return -1;
+	return atomic_load(&rs->round);
+}
+
+/* Worker: done with this round. */
+static inline void rounds_end(struct rounds *rs)
+{
+	pthread_barrier_wait(&rs->done);
+}
+
+/* Main thread: round r begins, with no progress yet. */
+static inline void rounds_release(struct rounds *rs, int r)
+{
+	atomic_store(&rs->round, r);
+	atomic_store(&rs->progress, 0);
+	pthread_barrier_wait(&rs->start);
+}
+
+/* Main thread: wait until every thread is done with the round. */
+static inline void rounds_wait(struct rounds *rs)
+{
+	pthread_barrier_wait(&rs->done);
+}
+
+/* Main thread, between rounds: end the threads' loop and join them. */
+static inline void rounds_stop(struct rounds *rs)
+{
+	atomic_store(&rs->stop, 1);
+	pthread_barrier_wait(&rs->start);
+	team_join(&rs->tm);
+	pthread_barrier_destroy(&rs->start);
+	pthread_barrier_destroy(&rs->done);
+}
+
 /* ---- memory accounting ---- */
 
 /*

@@ -42,12 +42,9 @@ struct ctx {
 	size_t len;
 	int nthreads, uffd;
 	long own;		/* pages per thread */
-	int round;		/* set while the threads wait */
+	struct rounds rs;	/* rs.stop ends the handler too */
 	atomic_int zapped;	/* round whose register + zap returned */
-	atomic_long progress;
-	atomic_int stop;
 	atomic_long copies, eexist, stale, msgs, checked, strict;
-	pthread_barrier_t start, done;
 	struct failbox *fb;
 };
 
@@ -102,7 +99,7 @@ static void pass(struct ctx *c, int r, int t, uint64_t *last, unsigned *seq,
 			return;
 		}
 		last[p - t * c->own] = nv;
-		atomic_fetch_add(&c->progress, 1);
+		atomic_fetch_add(&c->rs.progress, 1);
 		if (probe_read(w, &v)) {
 			fail(c->fb, "round %d: read back of %p: signal %d", r,
 			     (void *)w, probe_signo);
@@ -131,14 +128,9 @@ static void *worker(void *arg)
 	int t = a->id;
 	uint64_t last[NPAGES] = { 0 };
 	unsigned seq = 0;
+	int r;
 
-	for (;;) {
-		int r;
-
-		pthread_barrier_wait(&c->start);
-		if (atomic_load(&c->stop))
-			break;
-		r = c->round;
+	while ((r = rounds_next(&c->rs)) >= 0) {
 		/* fault until the main thread has registered and zapped */
 		while (atomic_load(&c->zapped) != r && !failed(c->fb)) {
 			pass(c, r, t, last, &seq, false);
@@ -160,7 +152,7 @@ static void *worker(void *arg)
 				fail(c->fb, "round %d: thread %d reads %#lx in page %ld, expected the marker or a write of thread 0",
 				     r, t, (unsigned long)v, p);
 		}
-		pthread_barrier_wait(&c->done);
+		rounds_end(&c->rs);
 	}
 	return NULL;
 }
@@ -176,7 +168,7 @@ static void *handler(void *arg)
 		fail(c->fb, "handler: mmap: %s", strerror(errno));
 		return NULL;
 	}
-	while (!atomic_load(&c->stop)) {
+	while (!atomic_load(&c->rs.stop)) {
 		struct pollfd pfd = { .fd = c->uffd, .events = POLLIN };
 		struct uffd_msg msg;
 		struct uffdio_copy copy;
@@ -252,7 +244,7 @@ FIXTURE_TEARDOWN(uffd)
 TEST_F_TIMEOUT(uffd, register_race, SPF_TIMEOUT)
 {
 	struct ctx c = { .nthreads = test_threads(), .len = NPAGES * PS };
-	struct team tm = { 0 }, th = { 0 };
+	struct team th = { 0 };
 	uint64_t seed0 = test_seed(), seed = seed0;
 	double end = now_s() + test_seconds();
 	long rss0, rss1, rounds = 0, fewest = -1;
@@ -266,15 +258,13 @@ TEST_F_TIMEOUT(uffd, register_race, SPF_TIMEOUT)
 	c.base = map_anon(NULL, c.len, 0);
 	ASSERT_NE(NULL, c.base);
 	atomic_init(&c.zapped, -1);
-	pthread_barrier_init(&c.start, NULL, c.nthreads + 1);
-	pthread_barrier_init(&c.done, NULL, c.nthreads + 1);
 
 	SPF_BEGIN(spf0);
 	prefault_stack();
 	rss0 = rss_anon_pages();
 	th.keep_nice = true;	/* the handler serves the faulting threads */
 	ASSERT_EQ(0, team_start(&th, 1, handler, &c, 0));
-	ASSERT_EQ(0, team_run(&tm, c.nthreads, worker, &c));
+	ASSERT_EQ(0, rounds_start(&c.rs, c.nthreads, worker, &c));
 
 	for (int r = 0; ; r++) {
 		struct uffdio_register reg = {
@@ -284,10 +274,8 @@ TEST_F_TIMEOUT(uffd, register_race, SPF_TIMEOUT)
 		struct uffdio_range range = reg.range;
 		long copies0 = atomic_load(&c.copies), copies;
 
-		c.round = r;
-		atomic_store(&c.progress, 0);
-		pthread_barrier_wait(&c.start);
-		wait_progress(&c.progress,
+		rounds_release(&c.rs, r);
+		wait_progress(&c.rs.progress,
 			      rnd(&seed) % (c.own * c.nthreads * 2), end + 1);
 		if (ioctl(c.uffd, UFFDIO_REGISTER, &reg))
 			fail(c.fb, "round %d: UFFDIO_REGISTER: %s", r,
@@ -296,7 +284,7 @@ TEST_F_TIMEOUT(uffd, register_race, SPF_TIMEOUT)
 			fail(c.fb, "round %d: MADV_DONTNEED: %s", r,
 			     strerror(errno));
 		atomic_store(&c.zapped, r);
-		pthread_barrier_wait(&c.done);
+		rounds_wait(&c.rs);
 		copies = atomic_load(&c.copies) - copies0;
 		/* emptied twice after registration, and touched after each */
 		if (copies < 2 * c.own * c.nthreads)
@@ -311,9 +299,7 @@ TEST_F_TIMEOUT(uffd, register_race, SPF_TIMEOUT)
 		if (now_s() > end || failed(c.fb))
 			break;
 	}
-	atomic_store(&c.stop, 1);
-	pthread_barrier_wait(&c.start);
-	team_join(&tm);
+	rounds_stop(&c.rs);
 	team_join(&th);
 	SPF_END(spf0, "spf_abort_vma_changed", "spf_abort_vma_busy");
 	munmap(c.base, c.len);
@@ -329,8 +315,6 @@ TEST_F_TIMEOUT(uffd, register_race, SPF_TIMEOUT)
 	EXPECT_LT(0, rounds);
 	EXPECT_LT(0, atomic_load(&c.copies));
 	EXPECT_LE(rss1, rss0 + RSS_SLACK_PAGES);
-	pthread_barrier_destroy(&c.start);
-	pthread_barrier_destroy(&c.done);
 	failbox_free(c.fb);
 }
 
