@@ -45,6 +45,7 @@ struct ctx {
 	struct rounds rs;	/* rs.stop ends the handler too */
 	atomic_int zapped;	/* round whose register + zap returned */
 	atomic_long copies, eexist, stale, msgs, checked, strict;
+	atomic_long handled;	/* messages resolve() is done with */
 	struct failbox *fb;
 };
 
@@ -157,7 +158,43 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* Resolve missing-page faults with a copy of the page's marker page. */
+/* One fault message: resolve it with a copy of the page's marker page. */
+static void resolve(struct ctx *c, const struct uffd_msg *msg, uint64_t *page)
+{
+	struct uffdio_copy copy;
+	unsigned long addr;
+	long p;
+
+	if (msg->event != UFFD_EVENT_PAGEFAULT) {
+		fail(c->fb, "handler: event %d", msg->event);
+		return;
+	}
+	addr = msg->arg.pagefault.address & ~(PS - 1);
+	p = (addr - (unsigned long)c->base) / PS;
+	if (addr < (unsigned long)c->base || p >= NPAGES) {
+		fail(c->fb, "handler: fault at %#lx, outside the region",
+		     (unsigned long)msg->arg.pagefault.address);
+		return;
+	}
+	for (long k = 0; k < (long)WORDS_PER_PAGE; k++)
+		page[k] = marker(p, k);
+	copy = (struct uffdio_copy){
+		.dst = addr, .src = (unsigned long)page, .len = PS,
+	};
+	if (!ioctl(c->uffd, UFFDIO_COPY, &copy)) {
+		atomic_fetch_add(&c->copies, 1);
+	} else if (errno == EEXIST) {
+		/* filled already: wake whoever still waits */
+		struct uffdio_range range = { .start = addr, .len = PS };
+
+		atomic_fetch_add(&c->eexist, 1);
+		ioctl(c->uffd, UFFDIO_WAKE, &range);
+	} else {
+		/* unregistered after the fault was queued */
+		atomic_fetch_add(&c->stale, 1);
+	}
+}
+
 static void *handler(void *arg)
 {
 	struct ctx *c = arg;
@@ -171,43 +208,14 @@ static void *handler(void *arg)
 	while (!atomic_load(&c->rs.stop)) {
 		struct pollfd pfd = { .fd = c->uffd, .events = POLLIN };
 		struct uffd_msg msg;
-		struct uffdio_copy copy;
-		unsigned long addr;
-		long p;
 
 		if (poll(&pfd, 1, 10) <= 0)
 			continue;
 		if (read(c->uffd, &msg, sizeof(msg)) != sizeof(msg))
 			continue;
 		atomic_fetch_add(&c->msgs, 1);
-		if (msg.event != UFFD_EVENT_PAGEFAULT) {
-			fail(c->fb, "handler: event %d", msg.event);
-			continue;
-		}
-		addr = msg.arg.pagefault.address & ~(PS - 1);
-		p = (addr - (unsigned long)c->base) / PS;
-		if (addr < (unsigned long)c->base || p >= NPAGES) {
-			fail(c->fb, "handler: fault at %#lx, outside the region",
-			     (unsigned long)msg.arg.pagefault.address);
-			continue;
-		}
-		for (long k = 0; k < (long)WORDS_PER_PAGE; k++)
-			page[k] = marker(p, k);
-		copy = (struct uffdio_copy){
-			.dst = addr, .src = (unsigned long)page, .len = PS,
-		};
-		if (!ioctl(c->uffd, UFFDIO_COPY, &copy)) {
-			atomic_fetch_add(&c->copies, 1);
-		} else if (errno == EEXIST) {
-			/* filled already: wake whoever still waits */
-			struct uffdio_range range = { .start = addr, .len = PS };
-
-			atomic_fetch_add(&c->eexist, 1);
-			ioctl(c->uffd, UFFDIO_WAKE, &range);
-		} else {
-			/* unregistered after the fault was queued */
-			atomic_fetch_add(&c->stale, 1);
-		}
+		resolve(c, &msg, page);
+		atomic_fetch_add(&c->handled, 1);
 	}
 	munmap(page, PS);
 	return NULL;
@@ -285,6 +293,13 @@ TEST_F_TIMEOUT(uffd, register_race, SPF_TIMEOUT)
 			     strerror(errno));
 		atomic_store(&c.zapped, r);
 		rounds_wait(&c.rs);
+		/*
+		 * UFFDIO_COPY wakes the faulting thread before the handler
+		 * counts the copy: wait until it is done with every message
+		 * the round's faults sent, or a round counts short.
+		 */
+		while (atomic_load(&c.handled) < atomic_load(&c.msgs) && now_s() < end + 10)
+			sched_yield();
 		copies = atomic_load(&c.copies) - copies0;
 		/* emptied twice after registration, and touched after each */
 		if (copies < 2 * c.own * c.nthreads)
