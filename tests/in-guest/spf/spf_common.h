@@ -682,6 +682,34 @@ static inline long long spf_stat_delta(const struct spf_run *r,
 	return 0;
 }
 
+/* The named counters' deltas since spf_run_begin(), summed (0 without). */
+static inline long long spf_run_delta(const struct spf_run *r,
+				      const char *const *names)
+{
+	struct spf_stats st1;
+	long long d = 0;
+
+	spf_stats(&st1);
+	for (int i = 0; names[i]; i++)
+		d += spf_stat_delta(r, &st1, names[i]);
+	return d;
+}
+
+/*
+ * Whether a race test whose time is up should go on: speculative faults
+ * complete, but the counters of the race (overlap[]) have not moved yet.
+ * The caller gives up anyway at some limit of its own (three times its
+ * time, say), and spf_run_end() then fails the test.
+ */
+static inline bool spf_run_race_pending(const struct spf_run *r,
+					const char *const *overlap)
+{
+	static const char *const success[] = { "spf_success", NULL };
+
+	return r->st0.n && spf_run_delta(r, success) > 0 &&
+	       spf_run_delta(r, overlap) == 0;
+}
+
 /* Set the sysctl for the race and note the counters. */
 static inline void spf_run_begin(struct __test_metadata *_metadata,
 				 struct spf_run *r)
