@@ -682,16 +682,15 @@ static inline long long spf_stat_delta(const struct spf_run *r,
 	return 0;
 }
 
-/* The named counters' deltas since spf_run_begin(), summed (0 without). */
+/* The named counters' deltas from spf_run_begin() to st1, summed. */
 static inline long long spf_run_delta(const struct spf_run *r,
+				      const struct spf_stats *st1,
 				      const char *const *names)
 {
-	struct spf_stats st1;
 	long long d = 0;
 
-	spf_stats(&st1);
 	for (int i = 0; names[i]; i++)
-		d += spf_stat_delta(r, &st1, names[i]);
+		d += spf_stat_delta(r, st1, names[i]);
 	return d;
 }
 
@@ -704,10 +703,11 @@ static inline long long spf_run_delta(const struct spf_run *r,
 static inline bool spf_run_race_pending(const struct spf_run *r,
 					const char *const *overlap)
 {
-	static const char *const success[] = { "spf_success", NULL };
+	struct spf_stats st1;
 
-	return r->st0.n && spf_run_delta(r, success) > 0 &&
-	       spf_run_delta(r, overlap) == 0;
+	spf_stats(&st1);
+	return r->st0.n && spf_stat_delta(r, &st1, "spf_success") > 0 &&
+	       spf_run_delta(r, &st1, overlap) == 0;
 }
 
 /* Set the sysctl for the race and note the counters. */
