@@ -112,7 +112,6 @@ tests-build: tree
 # The kernels and knobs are checked before anything is installed or built.
 run: $(if $(EXPERIMENT_TARGET),$(EXPERIMENT_TARGET),run-kernels)
 run-kernels: run-check deps-run tree $(addprefix kernel-,$(RUN_KERNEL_NAMES)) bench
-	@$(MAKE) -s -C perf-scripts/report
 	@scripts/compare-kernels $(RUN_KERNELS)
 run-check:
 	@scripts/compare-kernels --check $(RUN_KERNELS)
@@ -123,7 +122,6 @@ run-check:
 AB_KERNEL ?= spf
 AB_SYSCTL ?= vm.speculative_page_fault=0,1
 ab: ab-check deps-run tree $(if $(findstring /,$(AB_KERNEL)),,kernel-$(AB_KERNEL)) bench
-	@$(MAKE) -s -C perf-scripts/report
 	@scripts/compare-kernels --paired $(AB_SYSCTL) $(AB_KERNEL)
 ab-check:
 	@scripts/compare-kernels --check --paired $(AB_SYSCTL) $(AB_KERNEL)
