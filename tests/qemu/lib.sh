@@ -32,7 +32,7 @@ guest_boot() {
 
 # guest_suite KERNEL TITLE [qemu/run options] -- CMD...
 # Boot KERNEL, run an in-guest suite that prints TAP, pass its TAP lines
-# through (with the comments before a "not ok"), and add one line for the boot itself and one for the console
+# through, and add one line for the boot itself and one for the console
 # log. The guest's output and console log stay in $vm_tmp/TITLE/.
 guest_suite() {
 	guest_boot "$@" || return 1

@@ -268,10 +268,11 @@ static uint64_t proc_u64(const char *path, uint64_t index)
 /*
  * A read after the punch or the shrink saw the old value: say what maps
  * the word now (pagemap: present, pfn; kpageflags, kpagecount of that
- * pfn), what a second read and the file itself return. A page still
- * mapped with the old value that the file no longer holds is the
- * kernel's fault; a second read of 0 or SIGBUS points at a stale TLB
- * entry (or a zap and refault by another thread in between).
+ * pfn), what a second read and the file itself return. pagemap shows
+ * the page table, not this CPU's TLB: a second read of the old value
+ * with no PTE, or with a PTE another thread's refault made, is a stale
+ * TLB entry; only a PTE to a page the file no longer holds is a stale
+ * mapping.
  */
 static void stale_diag(struct ctx *c, int t, long p, volatile uint64_t *w)
 {
