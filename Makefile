@@ -2,7 +2,7 @@
 # Kernels build one at a time (each uses every core): this file is serial.
 .NOTPARALLEL:
 .SUFFIXES:
-.PHONY: help run run-kernels run-check ab ab-check syslatency syslatency-check test soak tree export check-patches check-bisect kernels bench \
+.PHONY: help run run-kernels run-check ab ab-check syslatency syslatency-check test soak kcsan tree export check-patches check-bisect kernels bench \
 	tests-build clean distclean deps-build deps-run deps-test
 
 # `make` alone prints the targets: nothing builds or installs unless a
@@ -52,6 +52,7 @@ help:
 	'  test *           build base, spf, spf-debug and the tests, run every suite' \
 	'  ab *             one kernel, two values of a sysctl, compared in one boot' \
 	'  soak *           the race and stress tests on spf-debug for SOAK_DURATION s' \
+	'  kcsan *          the race and window tests on spf-kcsan, every data race sorted' \
 	'  tree *           build/src/linux: the 6.1 source with the series applied' \
 	'  kernel-NAME *    build/kernels/NAME: $(KERNEL_NAMES)' \
 	'  kernels *        the kernels the tests boot (TEST_KERNELS)' \
@@ -139,6 +140,11 @@ test: deps-test tree kernels tests-build
 # The stressors and race tests for a chosen time (SOAK_DURATION seconds, default 1800).
 soak: deps-test tree kernel-spf-debug tests-build
 	@tests/soak
+
+# The race and window tests under the data-race detector (tests/qemu/spf-kcsan):
+# run it before every stop that changes the series.
+kcsan: deps-test tree kernel-spf-kcsan tests-build
+	@tests/run qemu/spf-kcsan
 
 clean:
 	rm -rf build/kernels build/qemu build/tests build/model

@@ -156,21 +156,28 @@ icount_vcpus() {
 }
 
 # fragments_applied OBJDIR FRAGMENT...: whether every option the fragments
-# ask for is in OBJDIR/.config as asked; names each one that is not.
+# ask for is in OBJDIR/.config as asked; names each one that is not. A
+# later fragment's request for an option replaces an earlier one's, as in
+# merge_config.sh (debug.config turns guest.config's preemption model off).
 fragments_applied() {
 	fa_obj=$1 fa_bad=0
 	shift
-	for fa_f; do
+	while [ $# -gt 0 ]; do
+		fa_f=$1
+		shift
 		while IFS= read -r fa_line; do
+			case $fa_line in
+			CONFIG_*=*) fa_opt=${fa_line%%=*} ;;
+			"# CONFIG_"*" is not set") fa_opt=${fa_line#\# } fa_opt=${fa_opt%% *} ;;
+			*) continue ;;
+			esac
+			[ $# = 0 ] || ! grep -qE "^($fa_opt=|# $fa_opt is not set)" "$@" || continue
 			case $fa_line in
 			CONFIG_*=*)
 				grep -qxF -- "$fa_line" "$fa_obj/.config" && continue
-				fa_opt=${fa_line%%=*}
 				msg "$(basename "$fa_f"): $fa_line requested, final .config has: $(grep -E "^($fa_opt=|# $fa_opt is not set)" "$fa_obj/.config" || echo "absent")"
 				fa_bad=1 ;;
-			"# CONFIG_"*" is not set")
-				fa_opt=${fa_line#\# }
-				fa_opt=${fa_opt%% *}
+			*)
 				grep -q "^$fa_opt=" "$fa_obj/.config" || continue
 				msg "$(basename "$fa_f"): $fa_opt requested off, final .config has: $(grep "^$fa_opt=" "$fa_obj/.config")"
 				fa_bad=1 ;;

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the window tests share. A window test reaches one window of the
+ * speculative paths every time instead of hoping: it widens the window
+ * with the debug kernel's spf_delay= (CONFIG_DEBUG_SPF_HOLES) to
+ * milliseconds, and proves it was reached by a counter that only the race
+ * moves. tests/README.md has the table of windows, delay points, counters,
+ * tests and the spf_hole= mutation each test must catch; qemu/spf-windows
+ * runs it on spf-debug.
+ */
+#ifndef SPF_WINDOW_H
+#define SPF_WINDOW_H
+
+#include "spf_common.h"
+
+#define SPF_DELAY_PARAM "/sys/module/kernel/parameters/spf_delay"
+
+/* Write spec ("POINT:MICROSECONDS,...", or "none") to spf_delay; 0 or -1. */
+static inline int spf_delay_set(const char *spec)
+{
+	int fd = open(SPF_DELAY_PARAM, O_WRONLY);
+	ssize_t n, len = strlen(spec);
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, spec, len);
+	close(fd);
+	return n == len ? 0 : -1;
+}
+
+/*
+ * A race fixture whose test runs with spf_delay=delay (a string) and
+ * clears it after, however the test ends. A kernel without spf_delay
+ * fails the test: without the delay it would only hope to reach the
+ * window, and that is what the other race tests do.
+ */
+#define SPF_WINDOW_FIXTURE(name, delay)					\
+	FIXTURE(name) {							\
+		char *map;						\
+		size_t map_len;						\
+	};								\
+	FIXTURE_SETUP(name)						\
+	{								\
+		ASSERT_EQ(0, probe_install());				\
+		if (spf_delay_set(delay)) {				\
+			TH_LOG("cannot write %s to %s (%s): window tests need a kernel with CONFIG_DEBUG_SPF_HOLES", \
+			       delay, SPF_DELAY_PARAM, strerror(errno)); \
+			ASSERT_TRUE(0);					\
+		}							\
+		TH_LOG("window: spf_delay=%s", delay);			\
+	}								\
+	FIXTURE_TEARDOWN(name)						\
+	{								\
+		spf_delay_set("none");					\
+		if (self->map)						\
+			munmap(self->map, self->map_len);		\
+	}
+
+/* Run the calling thread on CPU cpu only; 0 or -1. */
+static inline int pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
+ * The page frame that maps addr in this process, from /proc/self/pagemap
+ * (root sees frame numbers); 0 when nothing is mapped, -1 on error.
+ */
+static inline long long pagemap_pfn(const void *addr)
+{
+	uint64_t e;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	off_t off = (uintptr_t)addr / PS * sizeof(e);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, &e, sizeof(e), off);
+	close(fd);
+	if (n != sizeof(e))
+		return -1;
+	if (!(e >> 63))
+		return 0;
+	return e & ((1ULL << 55) - 1);
+}
+
+#endif /* SPF_WINDOW_H */
