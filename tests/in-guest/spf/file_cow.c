@@ -10,8 +10,9 @@
  * pass it writes a new value to its word of each of them (the first write
  * to a page that is not mapped is a fault that copies the cached page,
  * which speculation handles), reads it back, reads the page's last word
- * (the file's, as copied), and at the end of the pass empties its block
- * with MADV_DONTNEED, which drops the copies: the next pass copies again.
+ * (the file's, as copied), and at the end of the pass reads its word of
+ * every cut page again before it empties its block with MADV_DONTNEED,
+ * which drops the copies: the next pass copies again.
  *
  * Each round the main thread shrinks the file to a random number of pages
  * lo, grows it back and rewrites the cut pages with a new epoch. A phase
@@ -27,7 +28,13 @@
  *  - SIGBUS is legal only while the file is, or may be, short (1 to 3);
  *  - the copied last word is the old epoch before the shrink returned, 0
  *    (a hole) once the grow returned, the new epoch once the rewrite did
- *    (either, or a mix of their bytes, during the rewrite).
+ *    (either, or a mix of their bytes, during the rewrite);
+ *  - the second read of a cut page must not find the thread's value once
+ *    the shrink returned if the write was done before it began to return
+ *    (phase 1 at most after the access): truncation zaps every private
+ *    copy of the range before it returns, and without
+ *    that read a copy that outlived it would be dropped by the pass's
+ *    MADV_DONTNEED unseen.
  * Pages below lo keep their epoch and are never cut.
  */
 #include "spf_file.h"
@@ -48,7 +55,7 @@ struct ctx {
 	unsigned long ep[NPAGES];	/* each page's epoch at round start */
 	unsigned long enew;
 	atomic_int phase;
-	atomic_long writes, copies_checked, sigbus, strict;
+	atomic_long writes, copies_checked, sigbus, strict, reread;
 	uint64_t *buf;		/* pwrite()'s source */
 	struct failbox *fb;
 };
@@ -107,9 +114,12 @@ static bool bus_legal(const struct ctx *c, int a, int b, long p,
 
 /*
  * Write thread t's word of page p, read it back and read the copied last
- * word; check what came back against the phases the access spanned.
+ * word; check what came back against the phases the access spanned. The
+ * phase after the access, with *nvp the value written, or -1 when the
+ * write did not stay.
  */
-static void access_page(struct ctx *c, int t, long p, unsigned *seq)
+static int access_page(struct ctx *c, int t, long p, unsigned *seq,
+		       uint64_t *nvp)
 {
 	volatile uint64_t *w = word_of(c->base, p, t);
 	volatile uint64_t *tw = (volatile uint64_t *)(c->base + p * PS) +
@@ -117,6 +127,7 @@ static void access_page(struct ctx *c, int t, long p, unsigned *seq)
 	int r = atomic_load(&c->rs.round), a, b, step;
 	uint64_t nv = mkval(r, t, p, ++*seq), back = 0, tag = 0;
 
+	*nvp = nv;
 	a = atomic_load(&c->phase);
 	step = probe_write(w, nv) ? 1 : probe_read(w, &back) ? 2 :
 	       probe_read(tw, &tag) ? 3 : 0;
@@ -132,12 +143,12 @@ static void access_page(struct ctx *c, int t, long p, unsigned *seq)
 			     r, t, p, c->lo, step, a, b, probe_signo,
 			     probe_code, probe_addr);
 		}
-		return;
+		return -1;
 	}
 	if (p >= c->lo && a == 2 && b == 2) {
 		fail(c->fb, "round %d: thread %d page %ld (cut from %ld): a write while the file was short succeeded: a private copy outlived truncation",
 		     r, t, p, c->lo);
-		return;
+		return -1;
 	}
 	/* truncation may have zapped the copy since: the file's word then */
 	if (back != nv && !(p >= c->lo && b >= 3 &&
@@ -145,13 +156,34 @@ static void access_page(struct ctx *c, int t, long p, unsigned *seq)
 		fail(c->fb, "round %d: thread %d page %ld: wrote %#lx, read back %#lx, from phase %d to phase %d",
 		     r, t, p, (unsigned long)nv, (unsigned long)back,
 		     a, b);
-		return;
+		return -1;
 	}
 	if (!tag_legal_in(c, a, b, p, tag))
 		fail(c->fb, "round %d: thread %d page %ld (cut from %ld, epoch %lu, new %lu): copied word %#lx (epoch %lu page %ld) from phase %d to phase %d",
 		     r, t, p, c->lo, c->ep[p], c->enew,
 		     (unsigned long)tag, val_epoch(tag), val_page(tag), a, b);
 	atomic_fetch_add(&c->copies_checked, 1);
+	return back == nv ? b : -1;
+}
+
+/*
+ * Read thread t's word of cut page p again, written with nv in an access
+ * done by phase b: once the shrink has returned, a write done before it
+ * began to return must be gone with its copy (a fault, or the file's
+ * word).
+ */
+static void reread_page(struct ctx *c, int t, long p, int b, uint64_t nv)
+{
+	volatile uint64_t *w = word_of(c->base, p, t);
+	int r = atomic_load(&c->rs.round), a2 = atomic_load(&c->phase);
+	uint64_t v;
+
+	if (probe_read(w, &v) || b > 1 || a2 < 2)
+		return;
+	atomic_fetch_add(&c->reread, 1);
+	if (v == nv)
+		fail(c->fb, "round %d: thread %d page %ld (cut from %ld): %#lx, written by phase %d, read again from phase %d: a private copy outlived truncation",
+		     r, t, p, c->lo, (unsigned long)nv, b, a2);
 }
 
 static void *writer(void *arg)
@@ -161,6 +193,8 @@ static void *writer(void *arg)
 	int t = a->id;
 	long first = t * c->per;
 	unsigned seq = 0;
+	uint64_t nv[NPAGES];
+	int done[NPAGES];
 
 	while (rounds_next(&c->rs) >= 0) {
 		bool last = false;
@@ -169,7 +203,10 @@ static void *writer(void *arg)
 		while (!last && !failed(c->fb)) {
 			last = atomic_load(&c->phase) == NPHASES - 1;
 			for (long p = first; p < first + c->per; p++)
-				access_page(c, t, p, &seq);
+				done[p] = access_page(c, t, p, &seq, &nv[p]);
+			for (long p = first; p < first + c->per; p++)
+				if (p >= c->lo && done[p] >= 0)
+					reread_page(c, t, p, done[p], nv[p]);
 			madvise(c->base + first * PS, c->per * PS,
 				MADV_DONTNEED);
 		}
@@ -280,10 +317,11 @@ TEST_F_TIMEOUT(file_cow, truncate, SPF_TIMEOUT)
 	}
 	rounds_stop(&c->rs);
 
-	TH_LOG("%ld rounds, %ld writes: %ld copies checked, %ld SIGBUS, %ld writes while the file was short; seed %#lx",
+	TH_LOG("%ld rounds, %ld writes: %ld copies checked, %ld SIGBUS, %ld writes while the file was short, %ld copies read again after the shrink; seed %#lx",
 	       rounds, atomic_load(&c->writes),
 	       atomic_load(&c->copies_checked), atomic_load(&c->sigbus),
-	       atomic_load(&c->strict), (unsigned long)seed0);
+	       atomic_load(&c->strict), atomic_load(&c->reread),
+	       (unsigned long)seed0);
 	failbox_report(c->fb);
 	EXPECT_EQ(0, failed(c->fb));
 	EXPECT_LT(0, rounds);
