@@ -30,21 +30,26 @@ guest_boot() {
 	boot_retrying "$dir" boot_suite true "$@" || rc=$?
 }
 
+# tap_with_reports FILE: the TAP lines of an in-guest suite's FILE, each
+# "not ok" after the last 40 comment lines before it (the test's own
+# report): all a CI log keeps of a failure.
+tap_with_reports() {
+	awk '/^(ok|not ok) / {
+		if ($1 == "not")
+			for (i = n > 40 ? n - 39 : 1; i <= n; i++) print buf[i]
+		n = 0; print; next
+	}
+	/^#/ { buf[++n] = $0 }' "$1"
+	! grep -q '^not ok ' "$1" || tap_failed=1
+}
+
 # guest_suite KERNEL TITLE [qemu/run options] -- CMD...
 # Boot KERNEL, run an in-guest suite that prints TAP, pass its TAP lines
 # through, and add one line for the boot itself and one for the console
 # log. The guest's output and console log stay in $vm_tmp/TITLE/.
 guest_suite() {
 	guest_boot "$@" || return 1
-	# The TAP lines, each "not ok" after the last 40 comment lines before
-	# it (the test's own report): all a CI log keeps of a failure.
-	awk '/^(ok|not ok) / {
-		if ($1 == "not")
-			for (i = n > 40 ? n - 39 : 1; i <= n; i++) print buf[i]
-		n = 0; print; next
-	}
-	/^#/ { buf[++n] = $0 }' "$dir/tap"
-	grep -q '^not ok ' "$dir/tap" && tap_failed=1
+	tap_with_reports "$dir/tap"
 	case $rc in
 	0) ok "$title: guest suite exited 0 on $kernel" ;;
 	124 | 125)
