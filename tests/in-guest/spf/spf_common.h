@@ -267,8 +267,10 @@ static inline int probe_install(void)
  * The fixture the race tests share: the probe's SIGSEGV/SIGBUS handler
  * installed before the test, and the region it races on (self->map,
  * self->map_len, when it sets them) unmapped after it, however it ends.
+ * SPF_RACE_FIXTURE_WITH() adds a statement to the setup and one to the
+ * teardown (spf_window.h's delay).
  */
-#define SPF_RACE_FIXTURE(name)						\
+#define SPF_RACE_FIXTURE_WITH(name, setup, teardown)			\
 	FIXTURE(name) {							\
 		char *map;						\
 		size_t map_len;						\
@@ -276,12 +278,15 @@ static inline int probe_install(void)
 	FIXTURE_SETUP(name)						\
 	{								\
 		ASSERT_EQ(0, probe_install());				\
+		setup;							\
 	}								\
 	FIXTURE_TEARDOWN(name)						\
 	{								\
+		teardown;						\
 		if (self->map)						\
 			munmap(self->map, self->map_len);		\
 	}
+#define SPF_RACE_FIXTURE(name) SPF_RACE_FIXTURE_WITH(name, , )
 
 /* 0 and the value, or -1 when the read faulted (probe_* say how). */
 static __attribute__((noinline, unused))

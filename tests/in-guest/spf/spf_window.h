@@ -29,32 +29,27 @@ static inline int spf_delay_set(const char *spec)
 }
 
 /*
- * A race fixture whose test runs with spf_delay=delay (a string) and
- * clears it after, however the test ends. A kernel without spf_delay
- * fails the test: without the delay it would only hope to reach the
- * window, and that is what the other race tests do.
+ * Set spf_delay=delay for a window test, saying so in the log; -1 when
+ * the kernel has no spf_delay: without the delay the test would only
+ * hope to reach its window, and that is what the other race tests do.
  */
-#define SPF_WINDOW_FIXTURE(name, delay)					\
-	FIXTURE(name) {							\
-		char *map;						\
-		size_t map_len;						\
-	};								\
-	FIXTURE_SETUP(name)						\
-	{								\
-		ASSERT_EQ(0, probe_install());				\
-		if (spf_delay_set(delay)) {				\
-			TH_LOG("cannot write %s to %s (%s): window tests need a kernel with CONFIG_DEBUG_SPF_HOLES", \
-			       delay, SPF_DELAY_PARAM, strerror(errno)); \
-			ASSERT_TRUE(0);					\
-		}							\
-		TH_LOG("window: spf_delay=%s", delay);			\
-	}								\
-	FIXTURE_TEARDOWN(name)						\
-	{								\
-		spf_delay_set("none");					\
-		if (self->map)						\
-			munmap(self->map, self->map_len);		\
+static inline int spf_window_open(struct __test_metadata *_metadata,
+				  const char *delay)
+{
+	if (spf_delay_set(delay)) {
+		TH_LOG("cannot write %s to %s (%s): window tests need a kernel with CONFIG_DEBUG_SPF_HOLES",
+		       delay, SPF_DELAY_PARAM, strerror(errno));
+		return -1;
 	}
+	TH_LOG("window: spf_delay=%s", delay);
+	return 0;
+}
+
+/* A race fixture whose test runs with spf_delay=delay, cleared after. */
+#define SPF_WINDOW_FIXTURE(name, delay)					\
+	SPF_RACE_FIXTURE_WITH(name,					\
+			      ASSERT_EQ(0, spf_window_open(_metadata, delay)), \
+			      spf_delay_set("none"))
 
 /* Run the calling thread on CPU cpu only; 0 or -1. */
 static inline int pin_to_cpu(int cpu)
