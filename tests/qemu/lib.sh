@@ -67,3 +67,12 @@ guest_suite() {
 		printf '%s\n' "$hits" | sed 's/^/# /'
 	fi
 }
+
+# spf_delay_all US: spf_delay= with every delay point of the series
+# (mm/spf_delay.c of the kernel tree, so a new point is on too) at US
+# microseconds; nothing when the tree has none.
+spf_delay_all() {
+	sed -n 's/^\t\[SPF_DELAY_[A-Z_]*\] = "\([a-z_]*\)",$/\1/p' \
+		"$BUILD/src/linux/mm/spf_delay.c" 2>/dev/null |
+		awk -v us="$1" '{ printf "%s%s:%s", (NR > 1 ? "," : ""), $1, us }'
+}

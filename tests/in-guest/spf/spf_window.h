@@ -29,27 +29,66 @@ static inline int spf_delay_set(const char *spec)
 }
 
 /*
- * Set spf_delay=delay for a window test, saying so in the log; -1 when
- * the kernel has no spf_delay: without the delay the test would only
- * hope to reach its window, and that is what the other race tests do.
+ * The delays that were on before a window test opened its window (the
+ * runner's "every delay on" pass sets them all): "none", or what the
+ * kernel printed for them. Restored when the test ends.
+ */
+static char spf_delay_before[256] = "none";
+
+/* spf_delay_before, read from the kernel; 0 or -1. */
+static inline int spf_delay_save(void)
+{
+	int fd = open(SPF_DELAY_PARAM, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, spf_delay_before, sizeof(spf_delay_before) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	spf_delay_before[n] = '\0';
+	spf_delay_before[strcspn(spf_delay_before, "\n")] = '\0';
+	return 0;
+}
+
+/*
+ * Add delay to the delays already on for a window test, saying so in the
+ * log (its own points replace theirs: the kernel takes a point's last
+ * value); -1 when the kernel has no spf_delay: without the delay the test
+ * would only hope to reach its window, and that is what the other race
+ * tests do.
  */
 static inline int spf_window_open(struct __test_metadata *_metadata,
 				  const char *delay)
 {
-	if (spf_delay_set(delay)) {
-		TH_LOG("cannot write %s to %s (%s): window tests need a kernel with CONFIG_DEBUG_SPF_HOLES",
-		       delay, SPF_DELAY_PARAM, strerror(errno));
+	char spec[512];
+
+	if (spf_delay_save()) {
+		TH_LOG("cannot read %s (%s): window tests need a kernel with CONFIG_DEBUG_SPF_HOLES",
+		       SPF_DELAY_PARAM, strerror(errno));
+		return -1;
+	}
+	if (!strcmp(spf_delay_before, "none"))
+		snprintf(spec, sizeof(spec), "%s", delay);
+	else
+		snprintf(spec, sizeof(spec), "%s,%s", spf_delay_before, delay);
+	if (spf_delay_set(spec)) {
+		TH_LOG("cannot write %s to %s (%s)", spec, SPF_DELAY_PARAM,
+		       strerror(errno));
 		return -1;
 	}
 	TH_LOG("window: spf_delay=%s", delay);
+	if (strcmp(spf_delay_before, "none"))
+		TH_LOG("beside the delays already on: %s", spf_delay_before);
 	return 0;
 }
 
-/* A race fixture whose test runs with spf_delay=delay, cleared after. */
+/* A race fixture whose test runs with spf_delay=delay added, undone after. */
 #define SPF_WINDOW_FIXTURE(name, delay)					\
 	SPF_RACE_FIXTURE_WITH(name,					\
 			      ASSERT_EQ(0, spf_window_open(_metadata, delay)), \
-			      spf_delay_set("none"))
+			      spf_delay_set(spf_delay_before))
 
 /* Run the calling thread on CPU cpu only; 0 or -1. */
 static inline int pin_to_cpu(int cpu)
