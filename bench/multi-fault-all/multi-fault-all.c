@@ -317,9 +317,21 @@ static size_t parse_fault_length(const char *s, size_t page_size)
 	if (*s < '0' || *s > '9' || end == s || errno)
 		usage_error("invalid --fault-length '%s': must be a positive number of bytes", s);
 	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		end++;
+		break;
 	}
 	if (*end)
 		usage_error("invalid --fault-length '%s': must be bytes with an optional K, M or G suffix",

@@ -213,7 +213,9 @@ static double read_hist(FILE *f, const char *path, struct row *r)
 
 	while ((line = next_line(f, path, &buf, &size, &lineno))) {
 		w = words(line, &nw);
-		if (nw != 2 || (us = number(w[0])) < 0 || (n = number(w[1])) < 0 || n != floor(n))
+		us = nw == 2 ? number(w[0]) : -1;
+		n = nw == 2 ? number(w[1]) : -1;
+		if (us < 0 || n < 0 || n != floor(n))
 			die(1, "%s:%d: '%s' is not 'latency_us count'", path, lineno, line);
 		if (r->nhist == r->cap) {
 			r->cap = r->cap ? 2 * r->cap : 1024;
@@ -417,10 +419,12 @@ static char *read_conditions(const char *rundir, char ***kernel, int *nk,
 			*kernel = words(eq, nk);
 		else if (!strcmp(line, "holds") && !*hold)
 			*hold = words(eq, nh);
-		else if (!strcmp(line, "boots") && !*boots &&
-			 (strspn(eq, "0123456789") != strlen(eq) || strlen(eq) > 4 ||
-			  (*boots = atoi(eq)) < 1))
-			die(1, "%s:%d: boots='%s' is not an integer from 1 to 9999", path, lineno, eq);
+		else if (!strcmp(line, "boots") && !*boots) {
+			if (strspn(eq, "0123456789") == strlen(eq) && strlen(eq) <= 4)
+				*boots = atoi(eq);
+			if (*boots < 1)
+				die(1, "%s:%d: boots='%s' is not an integer from 1 to 9999", path, lineno, eq);
+		}
 	}
 	fclose(f);
 	if (!*kernel || !*hold || !*boots)

@@ -1083,8 +1083,8 @@ int main(int argc, char **argv)
 		children.pid[CHILD_PRESSURE] = start_child(pressure_main, &cfg, page_size, &ready);
 		wait_ready(CHILD_PRESSURE, ready);
 		/* Time for the pressure to fill memory and reclaim to start. */
-		if (nanosleep(&(struct timespec){ .tv_sec = 1 }, NULL))
-			die_errno("nanosleep");
+		if (sleep(1))
+			die_errno("sleep");
 		check_children();
 	}
 

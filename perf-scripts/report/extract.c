@@ -40,8 +40,8 @@ static const char usage[] =
 	"perf-scripts/report/report and paired read. In bench.out of an in-boot A/B\n"
 	"boot, a line \"# setting A|B ...\" before a run makes its metrics METRIC/A\n"
 	"or METRIC/B.\n"
-	"Exit status: 0; 1 on input it cannot parse (file and line named), 2 on bad\n"
-	"usage.\n";
+	"Exit status: 0; 2 on bad usage and on input it cannot parse (file and line\n"
+	"named), as the report's tools.\n";
 
 /* RESULT keys that describe the configuration rather than the outcome. */
 static const char *const config_keys[] = {
@@ -74,7 +74,7 @@ static void bad_input(const char *path, int line, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	exit(1);
+	exit(EXIT_USAGE);
 }
 
 static int is_config_key(const char *key)
@@ -188,8 +188,10 @@ static void read_bench(const char *dir)
 				bad_input(path, lineno, "a setting other than A or B: '%s'", line);
 			snprintf(setting, sizeof(setting), "/%c", line[10]);
 			run = &per_setting[line[10] - 'A'];
-		} else if ((res = find_result(line))) {
-			result_line(res, ++*run, setting, path, lineno);
+		} else {
+			res = find_result(line);
+			if (res)
+				result_line(res, ++*run, setting, path, lineno);
 		}
 	}
 	runs += per_setting[0] + per_setting[1];

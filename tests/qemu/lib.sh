@@ -5,9 +5,10 @@
 vm_tmp=$(mktemp -d)
 trap 'rm -rf "$vm_tmp"' EXIT
 
-# The splats no kernel log may contain; the in-guest suites check after
-# each step, this catches what happens outside them (boot, shutdown).
-CONSOLE_SPLATS='WARNING:|BUG:|Oops|general protection fault|Kernel panic|KASAN|possible circular locking|inconsistent lock state|suspicious RCU usage|self-detected stall|blocked for more than|Bad rss-counter'
+# What no kernel log may report: the in-guest suites check after each
+# step, the console checks catch what happens outside them (boot,
+# shutdown). One list for both: kernel_log_reports FILE.
+. "$TOP/tests/in-guest/kernel-log.sh"
 
 # One boot of $kernel running a suite: qemu/run's options and command.
 boot_suite() { "$TOP/qemu/run" --kernel "$kernel" --out "$dir" "$@" >"$dir/tap" 2>"$dir/err"; }
@@ -59,7 +60,7 @@ guest_suite() {
 		not_ok "$title: guest suite exited $rc on $kernel"
 		tail -n 20 "$dir/err" | sed 's/^/# /' ;;
 	esac
-	hits=$(grep -E "$CONSOLE_SPLATS" "$dir/console.log" | head -n 5)
+	hits=$(kernel_log_reports "$dir/console.log" | head -n 5)
 	if [ -z "$hits" ]; then
 		ok "$title: $kernel console log clean"
 	else

@@ -286,7 +286,7 @@ static inline int probe_install(void)
 		if (self->map)						\
 			munmap(self->map, self->map_len);		\
 	}
-#define SPF_RACE_FIXTURE(name) SPF_RACE_FIXTURE_WITH(name, , )
+#define SPF_RACE_FIXTURE(name) SPF_RACE_FIXTURE_WITH(name, (void)0, (void)0)
 
 /* 0 and the value, or -1 when the read faulted (probe_* say how). */
 static __attribute__((noinline, unused))
