@@ -6,6 +6,7 @@ TOP=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 while [ ! -f "$TOP/series" ] && [ "$TOP" != / ]; do
 	TOP=$(dirname -- "$TOP")
 done
+# shellcheck disable=SC2034 # for the scripts that source this file
 BUILD=$TOP/build
 PROG=${PROG:-$(basename -- "$0")}
 
@@ -54,7 +55,7 @@ variant_names() {
 # variant_resolve VARIANT VCPUS: VARIANT as NAME-Nt, a short NAME given
 # its thread count for VCPUS; or, status 1, why it is not a variant.
 variant_resolve() {
-	_v=$1 _n= _threads=
+	_v=$1 _n='' _threads=''
 	_threads=$(variant_field "$_v" 2)
 	if [ -z "$_threads" ]; then
 		_n=${_v##*-}
