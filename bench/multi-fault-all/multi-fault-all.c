@@ -8,7 +8,9 @@
  * private mapping. Each round every thread writes one byte to every page of
  * its slot, then the pages are dropped with MADV_DONTNEED so the next round
  * faults them again. The fault path is exercised concurrently from many
- * CPUs on one mm, which is what serialises on mmap_lock.
+ * CPUs on one mm, which is what serialises on mmap_lock. A first round,
+ * not measured, warms up, as will-it-scale does: it also allocates the
+ * page tables, which MADV_DONTNEED leaves to the later rounds.
  *
  * The mapping may instead be shared, or of a file (a memfd, or an unlinked
  * file in a given directory) whose slots are written before the run, and
@@ -193,7 +195,8 @@ static void usage(void)
 	       "slot of one mapping, anonymous and private by default (slots 8 MiB apart,\n"
 	       "2 MiB aligned, so no two share a page table). Each round every thread writes\n"
 	       "(or reads) one byte of every page of its slot, then the pages are dropped\n"
-	       "with MADV_DONTNEED so the next round faults them again. Faults are counted\n"
+	       "with MADV_DONTNEED so the next round faults them again. A first round, not\n"
+	       "measured, allocates the page tables the later rounds keep. Faults are counted\n"
 	       "with getrusage(RUSAGE_THREAD).\n"
 	       "\n"
 	       "Options:\n"
@@ -844,15 +847,28 @@ static void barrier(pthread_barrier_t *bar)
  * That barrier also keeps the previous round's MADV_DONTNEED from racing
  * with this round's stores.
  */
+static void access_slot(struct worker *w)
+{
+	struct bench *b = w->bench;
+
+	if (b->cfg.access == ACCESS_READ)
+		read_pages(w, b->cfg.fault_length, b->page_size);
+	else
+		touch_pages(w->slot, b->cfg.fault_length, b->page_size);
+}
+
 static void *fault_thread(void *arg)
 {
 	struct worker *w = arg;
 	struct bench *b = w->bench;
-	size_t len = b->cfg.fault_length;
 	uint64_t faults, major, rounds = 0;
 	double start;
 
 	barrier(&b->start);
+	/* The warm-up round; the loop's first barrier ends its zap. */
+	access_slot(w);
+	barrier(&b->round);
+	zap_slots(w);
 	faults = thread_faults(false);
 	major = thread_faults(true);
 	start = now();
@@ -862,10 +878,7 @@ static void *fault_thread(void *arg)
 		barrier(&b->round);
 		if (b->stop)
 			break;
-		if (b->cfg.access == ACCESS_READ)
-			read_pages(w, len, b->page_size);
-		else
-			touch_pages(w->slot, len, b->page_size);
+		access_slot(w);
 		barrier(&b->round);
 		zap_slots(w);
 		rounds++;
