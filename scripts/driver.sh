@@ -40,6 +40,11 @@ conditions_common() {
 	echo "seconds=$DURATION"
 	echo "boots=$BOOTS"
 	echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	# what ran: the experiment (make run EXPERIMENT=), the project's
+	# commit and the series, so that a number can be traced to its code
+	echo "experiment=${EXPERIMENT:-none}"
+	echo "project=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)"
+	echo "series=$(series_hash)"
 }
 
 # run_accel: how the boots so far ran (qemu/run's qemu-run.env): "tcg",
