@@ -24,7 +24,9 @@
  * thread that only spins in user space (--busy); --backing, --shared and
  * --access choose the mapping and the access.
  *
- * Output: one line in words, then one "RESULT key=value ..." line; on
+ * Output: one line in words, one "CONFIG key=value ..." line with the
+ * configuration, then one "RESULT key=value ..." line (the configuration
+ * again, for readers older than the CONFIG line, and the outcome); on
  * stderr, one line at the start saying what runs, and a warning when the
  * threads outnumber the CPUs.
  */
@@ -252,7 +254,10 @@ static void usage(void)
 	       "command line, on a 2-CPU machine) the threads share CPUs: faults/s per thread\n"
 	       "and the scaling with THREADS are not what a machine with that many CPUs shows.\n"
 	       "\n"
-	       "Output: one line in words, then one line 'RESULT key=value ...' with threads,\n"
+	       "Output: one line in words; one line 'CONFIG key=value ...' with the\n"
+	       "configuration: threads, madvise, vma, thp, writer, busy, fault_length,\n"
+	       "oversubscribe, backing, mapping, access and drop; then one line\n"
+	       "'RESULT key=value ...' with those and the outcome, in this order: threads,\n"
 	       "madvise, vma, thp, writer, busy, seconds, rounds, pages_touched, faults,\n"
 	       "faults_per_sec, per_thread_faults_per_sec, writer_ops, writer_ops_per_sec,\n"
 	       "fault_length, oversubscribe (1 when THREADS outnumbered the CPUs), backing\n"
@@ -1069,14 +1074,54 @@ static void run(struct bench *b)
 	join_threads(b);
 }
 
+/* One key=value of the configuration, as CONFIG and RESULT print it. */
+struct config_pair {
+	const char *key;
+	char value[32];
+};
+
+enum { CONFIG_PAIRS = 12, CONFIG_FIRST = 6 };
+
+/*
+ * The configuration, in RESULT's order: its first CONFIG_FIRST pairs come
+ * before the outcome there, the others after it.
+ */
+static void config_pairs(const struct bench *b, struct config_pair *p)
+{
+	const struct config *cfg = &b->cfg;
+	int n = 0;
+
+#define PAIR(k, fmt, ...) \
+	(p[n].key = (k), snprintf(p[n].value, sizeof(p[n].value), fmt, __VA_ARGS__), n++)
+	PAIR("threads", "%u", cfg->nthreads);
+	PAIR("madvise", "%s", cfg->madvise == MADVISE_EACH ? "each" : "serial");
+	PAIR("vma", "%s", cfg->vma_per_thread ? "per-thread" : "same");
+	PAIR("thp", "%s", cfg->thp ? "on" : "off");
+	PAIR("writer", "%d", cfg->writer);
+	PAIR("busy", "%d", cfg->busy);
+	PAIR("fault_length", "%zu", cfg->fault_length);
+	PAIR("oversubscribe", "%d", cfg->nthreads > b->ncpus);
+	PAIR("backing", "%s", backing_key(cfg));
+	PAIR("mapping", "%s", cfg->shared ? "shared" : "private");
+	PAIR("access", "%s", cfg->access == ACCESS_READ ? "read" : "write");
+	PAIR("drop", "%s", cfg->swapcache ? "swapcache" : cfg->pageout ? "pageout" : "dontneed");
+#undef PAIR
+}
+
+static void print_pairs(const struct config_pair *p, int from, int to)
+{
+	for (int i = from; i < to; i++)
+		printf(" %s=%s", p[i].key, p[i].value);
+}
+
 static void report(const struct bench *b)
 {
 	const struct config *cfg = &b->cfg;
 	uint64_t pages = cfg->fault_length / b->page_size;
 	uint64_t touched = b->rounds * pages * cfg->nthreads;
 	uint64_t faults = 0, major = 0;
+	struct config_pair pairs[CONFIG_PAIRS];
 	double fps, wps;
-	const char *madv = cfg->madvise == MADVISE_EACH ? "each" : "serial";
 
 	for (unsigned int i = 0; i < cfg->nthreads; i++) {
 		faults += b->workers[i].faults;
@@ -1103,20 +1148,18 @@ static void report(const struct bench *b)
 		       (unsigned long long)b->writer.spins, BUSY_SPINS, b->writer.seconds);
 	printf("\n");
 
-	printf("RESULT threads=%u madvise=%s vma=%s thp=%s writer=%d busy=%d seconds=%.3f rounds=%llu "
-	       "pages_touched=%llu faults=%llu faults_per_sec=%.1f per_thread_faults_per_sec=%.1f "
-	       "writer_ops=%llu writer_ops_per_sec=%.1f fault_length=%zu oversubscribe=%d "
-	       "backing=%s mapping=%s access=%s drop=%s major_faults=%llu\n",
-	       cfg->nthreads, madv, cfg->vma_per_thread ? "per-thread" : "same",
-	       cfg->thp ? "on" : "off", cfg->writer, cfg->busy, b->elapsed,
-	       (unsigned long long)b->rounds, (unsigned long long)touched,
+	config_pairs(b, pairs);
+	printf("CONFIG");
+	print_pairs(pairs, 0, CONFIG_PAIRS);
+	printf("\nRESULT");
+	print_pairs(pairs, 0, CONFIG_FIRST);
+	printf(" seconds=%.3f rounds=%llu pages_touched=%llu faults=%llu faults_per_sec=%.1f "
+	       "per_thread_faults_per_sec=%.1f writer_ops=%llu writer_ops_per_sec=%.1f",
+	       b->elapsed, (unsigned long long)b->rounds, (unsigned long long)touched,
 	       (unsigned long long)faults, fps, fps / cfg->nthreads,
-	       (unsigned long long)b->writer.ops, wps, cfg->fault_length,
-	       cfg->nthreads > b->ncpus, backing_key(cfg),
-	       cfg->shared ? "shared" : "private",
-	       cfg->access == ACCESS_READ ? "read" : "write",
-	       cfg->swapcache ? "swapcache" : cfg->pageout ? "pageout" : "dontneed",
-	       (unsigned long long)major);
+	       (unsigned long long)b->writer.ops, wps);
+	print_pairs(pairs, CONFIG_FIRST, CONFIG_PAIRS);
+	printf(" major_faults=%llu\n", (unsigned long long)major);
 }
 
 int main(int argc, char **argv)

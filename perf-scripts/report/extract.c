@@ -5,13 +5,17 @@
  * only what it writes:
  *
  *   BOOTDIR/samples  "metric run value" lines: every number of every
- *                    RESULT line of bench.out (run 1, 2, ...), each
+ *                    RESULT line of bench.out (run 1, 2, ...) but the
+ *                    configuration its CONFIG line names, each
  *                    counter of vmstat.delta as vmstat/NAME and, with
  *                    --lock, perf lock contention's rows as
  *                    lock/TYPE/CALLER/{contended,wait_us,max_us,avg_us}
  *                    (avg_us as perf printed it, or the mean of merged rows) and
  *                    their number as lock/rows (run "-": once a boot)
- *   BOOTDIR/config   the benchmark's configuration, key=value lines
+ *   BOOTDIR/config   the benchmark's configuration, key=value lines: the
+ *                    CONFIG line before the first RESULT line (in files
+ *                    from before the benchmark printed one, the RESULT
+ *                    line's keys that config_keys[] names)
  *
  * In a boot of an in-boot A/B comparison (perf-scripts/guest-ab) a line
  * "# setting A|B SYSCTL=VALUE" precedes each run: its numbers become
@@ -43,7 +47,11 @@ static const char usage[] =
 	"Exit status: 0; 2 on bad usage and on input it cannot parse (file and line\n"
 	"named), as the report's tools.\n";
 
-/* RESULT keys that describe the configuration rather than the outcome. */
+/*
+ * The RESULT keys that describe the configuration rather than the outcome,
+ * for bench.out files without CONFIG lines (before 2026-12-02); the
+ * benchmark's CONFIG line says it in newer ones.
+ */
 static const char *const config_keys[] = {
 	"threads", "madvise", "vma", "thp", "writer", "busy", "fault_length",
 	"oversubscribe", "backing", "mapping", "access", "drop",
@@ -51,6 +59,9 @@ static const char *const config_keys[] = {
 
 static FILE *samples;
 static char *config;		/* of the first RESULT line */
+/* The CONFIG line before the next RESULT line: "key=value\n" lines. */
+static char *pending;
+static int pending_line;
 /* Written under these names and renamed when complete: never half a file. */
 static char *tmp_samples, *tmp_config;
 
@@ -85,6 +96,21 @@ static int is_config_key(const char *key)
 		if (!strcmp(key, config_keys[i]))
 			return 1;
 	return 0;
+}
+
+/* The value of key in "key=value\n" lines, or NULL; its length in *len. */
+static const char *pending_value(const char *key, size_t *len)
+{
+	size_t klen = strlen(key);
+	const char *p;
+
+	for (p = pending; p && *p; p = strchr(p, '\n') + 1)
+		if (!strncmp(p, key, klen) && p[klen] == '=') {
+			p += klen + 1;
+			*len = strcspn(p, "\n");
+			return p;
+		}
+	return NULL;
 }
 
 /* The whole of s as a finite number; -1 if it is not one. */
@@ -123,25 +149,52 @@ static char *slurp(const char *path)
 }
 
 /*
- * A RESULT line may follow other text on the same line (a console
- * timestamp, say): the word counts where it starts a word.
+ * A RESULT or CONFIG line may follow other text on the same line (a
+ * console timestamp, say): the word ("RESULT ") counts where it starts a
+ * word. What follows it, or NULL.
  */
-static char *find_result(char *line)
+static char *find_word(char *line, const char *word)
 {
 	char *p = line;
 
-	while ((p = strstr(p, "RESULT "))) {
+	while ((p = strstr(p, word))) {
 		if (p == line || strchr(" \t]\r", p[-1]))
-			return p + strlen("RESULT ");
+			return p + strlen(word);
 		p++;
 	}
 	return NULL;
+}
+
+/* A CONFIG line: its pairs wait for the RESULT line that follows. */
+static void config_line(char *line, const char *path, int lineno)
+{
+	char *tok, *save, *eq;
+
+	if (pending)
+		bad_input(path, pending_line, "a CONFIG line without its RESULT line");
+	pending = xstrdup("");
+	pending_line = lineno;
+	for (tok = strtok_r(line, " \t\r", &save); tok;
+	     tok = strtok_r(NULL, " \t\r", &save)) {
+		char *next;
+
+		eq = strchr(tok, '=');
+		if (!eq || eq == tok || !eq[1])
+			bad_input(path, lineno, "'%s' in a CONFIG line is not key=value", tok);
+		next = xasprintf("%s%s\n", pending, tok);
+		free(pending);
+		pending = next;
+	}
+	if (!*pending)
+		bad_input(path, lineno, "an empty CONFIG line");
 }
 
 static void result_line(char *res, int run, const char *setting,
 			const char *path, int lineno)
 {
 	char *tok, *save, *eq, *cfg = xstrdup("");
+	const char *said;
+	size_t len;
 	int rate = 0;
 	double v;
 
@@ -151,7 +204,11 @@ static void result_line(char *res, int run, const char *setting,
 		if (!eq || eq == tok || !eq[1])
 			bad_input(path, lineno, "'%s' in a RESULT line is not key=value", tok);
 		*eq = '\0';
-		if (is_config_key(tok)) {
+		said = pending ? pending_value(tok, &len) : NULL;
+		if (said && (strlen(eq + 1) != len || strncmp(said, eq + 1, len)))
+			bad_input(path, lineno, "%s=%s, where the CONFIG line (line %d) says %s=%.*s",
+				  tok, eq + 1, pending_line, tok, (int)len, said);
+		if (pending ? said != NULL : is_config_key(tok)) {
 			char *next = xasprintf("%s%s=%s\n", cfg, tok, eq + 1);
 
 			free(cfg);
@@ -167,6 +224,12 @@ static void result_line(char *res, int run, const char *setting,
 	}
 	if (!rate)
 		bad_input(path, lineno, "a RESULT line without faults_per_sec");
+	/* The CONFIG line's order and pairs, also those RESULT left out. */
+	if (pending) {
+		free(cfg);
+		cfg = pending;
+		pending = NULL;
+	}
 	if (!config)
 		config = cfg;
 	else if (strcmp(config, cfg))
@@ -178,7 +241,7 @@ static void result_line(char *res, int run, const char *setting,
 static void read_bench(const char *dir)
 {
 	char *path = path_join(dir, "bench.out"), *text = slurp(path), *p = text;
-	char *line, *res, setting[3] = "";
+	char *line, *res, *cfg_at, setting[3] = "";
 	/* Runs are numbered per setting (A, B), or all together without one. */
 	int lineno = 0, runs = 0, per_setting[2] = { 0, 0 }, *run = &runs;
 
@@ -189,11 +252,16 @@ static void read_bench(const char *dir)
 			snprintf(setting, sizeof(setting), "/%c", line[10]);
 			run = &per_setting[line[10] - 'A'];
 		} else {
-			res = find_result(line);
-			if (res)
+			cfg_at = find_word(line, "CONFIG ");
+			res = cfg_at ? NULL : find_word(line, "RESULT ");
+			if (cfg_at)
+				config_line(cfg_at, path, lineno);
+			else if (res)
 				result_line(res, ++*run, setting, path, lineno);
 		}
 	}
+	if (pending)
+		bad_input(path, pending_line, "a CONFIG line without its RESULT line");
 	runs += per_setting[0] + per_setting[1];
 	if (!runs)
 		bad_input(path, lineno, "no RESULT lines");
