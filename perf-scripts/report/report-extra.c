@@ -17,64 +17,48 @@
 #include "table.h"
 
 static const struct extra {
-	const char *on, *off;	/* in the config with and without the thread */
+	const char *key, *on, *off;	/* its key's value with and without it */
 	const char *title, *column;
 } extras[] = {
-	{ "writer=1", "writer=0", "Faults with an mmap_lock writer", "with writer" },
-	{ "busy=1", "busy=0", "Faults with a busy thread (no system calls)", "with busy" },
+	{ "writer", "1", "0", "Faults with an mmap_lock writer", "with writer" },
+	{ "busy", "1", "0", "Faults with a busy thread (no system calls)", "with busy" },
 };
 
-/* The value of key in a config, or def for results from before the key. */
-static char *config_value(const char *config, const char *key, const char *def)
+/* The value of key, or def for results from before the key. */
+static const char *config_or(const struct config *c, const char *key, const char *def)
 {
-	size_t len = strlen(key);
-	const char *p;
+	const char *v = config_get(c, key);
 
-	for (p = config; (p = strstr(p, key)); p += len)
-		if ((p == config || p[-1] == ' ') && p[len] == '=')
-			return xstrndup(p + len + 1, strchrnul(p, ' ') - p - len - 1);
-	return xstrdup(def);
+	return v ? v : def;
 }
 
 /* The variant whose config is variant's with e->on made e->off, or -1. */
 static long without(const struct data *d, size_t variant, const struct extra *e)
 {
-	const char *config = data_config(d, variant), *w = strstr(config, e->on);
-	char *want;
+	const struct config *c = data_config(d, variant);
 	size_t v;
 
-	if (!w || (w != config && w[-1] != ' '))
-		return -1;
-	want = xasprintf("%.*s%s%s", (int)(w - config), config, e->off,
-			 w + strlen(e->on));
-	for (v = 0; v < d->nvariants && strcmp(data_config(d, v), want); v++)
-		;
-	free(want);
-	return v < d->nvariants ? (long)v : -1;
+	for (v = 0; v < d->nvariants; v++)
+		if (config_differ_in(c, data_config(d, v), e->key, e->on, e->off))
+			return (long)v;
+	return -1;
 }
 
 /*
  * "anon private write" (and " swap" when paged out); *anon when anonymous
  * and not paged out, *file when read faults that fault-around serves.
  */
-static char *mapping(const char *config, int *anon, int *file)
+static char *mapping(const struct config *c, int *anon, int *file)
 {
-	char *backing = config_value(config, "backing", "anon");
-	char *map = config_value(config, "mapping", "private");
-	char *access = config_value(config, "access", "write");
-	char *drop = config_value(config, "drop", "dontneed");
-	int pageout = !strcmp(drop, "pageout");
-	char *s = xasprintf("%s %s %s%s", backing, map, access,
-			    pageout ? " swap" : "");
+	const char *backing = config_or(c, "backing", "anon");
+	const char *map = config_or(c, "mapping", "private");
+	const char *access = config_or(c, "access", "write");
+	int pageout = !strcmp(config_or(c, "drop", "dontneed"), "pageout");
 
 	*anon = !strcmp(backing, "anon") && !pageout;
 	*file = (strcmp(backing, "anon") || !strcmp(map, "shared")) &&
 		!strcmp(access, "read");
-	free(backing);
-	free(map);
-	free(access);
-	free(drop);
-	return s;
+	return xasprintf("%s %s %s%s", backing, map, access, pageout ? " swap" : "");
 }
 
 /* The table of one kind of extra thread; returns how many pairs it has. */

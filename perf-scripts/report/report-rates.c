@@ -20,10 +20,11 @@
 /* The rates: a metric of the RESULT lines, and the variants that have it. */
 static const struct rate {
 	const char *metric, *label;
-	const char *only;	/* a key=value the variant's config must have */
+	/* a key and value the variant's config must have, or NULL */
+	const char *only_key, *only_value;
 } rates[] = {
-	{ "faults_per_sec", "faults/s", NULL },
-	{ "writer_ops_per_sec", "writer-ops/s", "writer=1" },
+	{ "faults_per_sec", "faults/s", NULL, NULL },
+	{ "writer_ops_per_sec", "writer-ops/s", "writer", "1" },
 };
 
 enum mark { MARK_NONE, MARK_CHANGE, MARK_SIGNIFICANT, ROW_SAMPLES, ROW_BOOTS };
@@ -77,16 +78,12 @@ double report_change(const struct data *d, size_t k, size_t variant,
 	return 100 * (x - b) / b;
 }
 
-/* config has the word kv ("writer=1")? */
-static int has_word(const char *config, const char *kv)
+/* Has the config key's value (or is key NULL)? */
+static int has_value(const struct config *c, const char *key, const char *value)
 {
-	const char *p = config;
-	size_t len = strlen(kv);
+	const char *v = key ? config_get(c, key) : NULL;
 
-	for (; (p = strstr(p, kv)); p += len)
-		if ((p == config || p[-1] == ' ') && (!p[len] || p[len] == ' '))
-			return 1;
-	return 0;
+	return !key || (v && !strcmp(v, value));
 }
 
 /* A kernel's value and its change against the baseline: two cells. */
@@ -125,7 +122,7 @@ static void rate_cells(const struct data *d, size_t k, size_t variant,
 static void rate_table(const struct data *d, size_t variant,
 		       const struct rate *rate, FILE *out)
 {
-	char *align = xrealloc(NULL, 3 + 2 * d->nk);
+	char *align = xrealloc(NULL, 3 + 2 * d->nk), *config;
 	struct table t;
 	size_t k, r;
 
@@ -133,8 +130,9 @@ static void rate_table(const struct data *d, size_t variant,
 	for (k = 0; k < d->nk; k++)
 		strcat(align, "rl");
 
-	fprintf(out, "%s  %s  %s\n", rate->label, d->variants[variant],
-		data_config(d, variant));
+	config = config_line(data_config(d, variant));
+	fprintf(out, "%s  %s  %s\n", rate->label, d->variants[variant], config);
+	free(config);
 	table_init(&t, align);
 	free(align);
 	table_row(&t);
@@ -162,7 +160,7 @@ void report_rates(const struct data *d, FILE *out)
 
 	for (rate = rates; rate < rates + ARRAY_SIZE(rates); rate++)
 		for (v = 0; v < d->nvariants; v++)
-			if (!rate->only || has_word(data_config(d, v), rate->only))
+			if (has_value(data_config(d, v), rate->only_key, rate->only_value))
 				rate_table(d, v, rate, out);
 	fprintf(out,
 		"Rates are per run, one sample per RESULT line; higher is better.\n"
@@ -187,9 +185,11 @@ static void icount_table(const struct data *d, size_t variant, int shift,
 	double *v, base = NAN, mean, lo, hi, x;
 	struct table t;
 	size_t k, i, n;
+	char *config;
 
-	fprintf(out, "instructions/fault  %s  %s\n", d->variants[variant],
-		data_config(d, variant));
+	config = config_line(data_config(d, variant));
+	fprintf(out, "instructions/fault  %s  %s\n", d->variants[variant], config);
+	free(config);
 	table_init(&t, "lrrrr");
 	table_row(&t);
 	table_cell(&t, "kernel");

@@ -97,18 +97,74 @@ static void read_samples(struct data *d, struct boot *b, const char *dir)
 	free(path);
 }
 
-/* The boot's config file, key=value lines, as one line. */
-static char *read_config(const char *dir)
+/* The boot's config file: key=value lines, as extract wrote them. */
+static void read_config(const char *dir, struct config *c)
 {
-	char *path = path_join(dir, "config"), *text = read_file(path), *p;
+	char *path = path_join(dir, "config"), *text = read_file(path);
+	char *line, *next, *eq;
+	size_t cap = 0, vcap;
 
 	if (!text)
 		fatal("%s: %s", path, strerror(errno));
-	for (p = text; *p; p++)
-		if (*p == '\n')
-			*p = p[1] ? ' ' : '\0';
+	for (line = text; *line; line = next) {
+		next = strchrnul(line, '\n');
+		if (*next)
+			*next++ = '\0';
+		eq = strchr(line, '=');
+		if (!eq || eq == line)
+			fatal("%s: '%s' is not key=value", path, line);
+		*eq = '\0';
+		vcap = cap;
+		c->key = grow(c->key, sizeof(*c->key), c->n, &cap);
+		c->value = grow(c->value, sizeof(*c->value), c->n, &vcap);
+		c->key[c->n] = xstrdup(line);
+		c->value[c->n++] = xstrdup(eq + 1);
+	}
+	free(text);
 	free(path);
-	return text;
+}
+
+const char *config_get(const struct config *c, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (!strcmp(c->key[i], key))
+			return c->value[i];
+	return NULL;
+}
+
+char *config_line(const struct config *c)
+{
+	char *s = xstrdup(""), *next;
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		next = xasprintf("%s%s%s=%s", s, i ? " " : "", c->key[i], c->value[i]);
+		free(s);
+		s = next;
+	}
+	return s;
+}
+
+int config_differ_in(const struct config *a, const struct config *b,
+		     const char *key, const char *a_value, const char *b_value)
+{
+	size_t i;
+
+	if (a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++) {
+		if (strcmp(a->key[i], b->key[i]))
+			return 0;
+		if (!strcmp(a->key[i], key)) {
+			if (strcmp(a->value[i], a_value) || strcmp(b->value[i], b_value))
+				return 0;
+		} else if (strcmp(a->value[i], b->value[i])) {
+			return 0;
+		}
+	}
+	return config_get(a, key) != NULL;
 }
 
 static void load_variant(struct data *d, size_t k, const char *dir,
@@ -128,7 +184,7 @@ static void load_variant(struct data *d, size_t k, const char *dir,
 		*b = (struct boot){ .kernel = k, .variant = v };
 		bdir = path_join(vdir, boots[i]);
 		read_samples(d, b, bdir);
-		b->config = read_config(bdir);
+		read_config(bdir, &b->config);
 		free(bdir);
 	}
 out:
@@ -188,14 +244,15 @@ void data_load(struct data *d, char **dirs, size_t n)
 	sort_variants(d);
 }
 
-const char *data_config(const struct data *d, size_t variant)
+const struct config *data_config(const struct data *d, size_t variant)
 {
+	static const struct config none;
 	size_t i;
 
 	for (i = 0; i < d->nboots; i++)
 		if (d->boots[i].variant == variant)
-			return d->boots[i].config;
-	return "";
+			return &d->boots[i].config;
+	return &none;
 }
 
 long data_metric(const struct data *d, const char *name)

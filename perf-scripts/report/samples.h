@@ -14,9 +14,15 @@ struct sample {
 	double v;
 };
 
+/* A boot's configuration: its config file's key=value lines, in order. */
+struct config {
+	char **key, **value;
+	size_t n;
+};
+
 struct boot {
 	size_t kernel, variant;
-	char *config;		/* "threads=2 madvise=serial ..." */
+	struct config config;
 	struct sample *s;	/* in the file's order */
 	size_t n;
 };
@@ -40,7 +46,21 @@ struct data {
 void data_load(struct data *d, char **dirs, size_t n);
 
 /* A variant's configuration, as the first kernel that ran it recorded it. */
-const char *data_config(const struct data *d, size_t variant);
+const struct config *data_config(const struct data *d, size_t variant);
+
+/* The value of key, or NULL when the configuration does not have it. */
+const char *config_get(const struct config *c, const char *key);
+
+/* The configuration as one line, "threads=2 madvise=serial ..." (freed by
+ * the caller).
+ */
+char *config_line(const struct config *c);
+
+/* Are a and b the same but for key, whose value is a_value in a and
+ * b_value in b?
+ */
+int config_differ_in(const struct config *a, const struct config *b,
+		     const char *key, const char *a_value, const char *b_value);
 
 /* The index of a metric, or -1 when no boot has it. */
 long data_metric(const struct data *d, const char *name);
