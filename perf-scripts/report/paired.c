@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "samples.h"
 #include "stats.h"
 #include "util.h"
 
@@ -65,6 +66,29 @@ static int put(double **r, size_t *n, size_t run, double x)
 	return 0;
 }
 
+/* The runs' rates of settings A and B in one boot's samples. */
+struct pairs {
+	double *r[2];
+	size_t nr[2];
+};
+
+/* A faults_per_sec/A or /B sample (samples_read's callback). */
+static void pair_rate(void *ctx, const char *metric, unsigned long run,
+		      double x, const char *path, int lineno)
+{
+	struct pairs *p = ctx;
+	int set;
+
+	if (strncmp(metric, "faults_per_sec/", 15))
+		return;
+	if (strlen(metric) != 16 || (metric[15] != 'A' && metric[15] != 'B') ||
+	    run < 1 || x <= 0)
+		fatal("%s:%d: not a pair's rate: %s %lu %g", path, lineno, metric, run, x);
+	set = metric[15] - 'A';
+	if (put(&p->r[set], &p->nr[set], run, x))
+		fatal("%s:%d: run %lu of setting %c twice", path, lineno, run, metric[15]);
+}
+
 /*
  * log(B/A) of every pair in a boot's samples appended to *v; how many
  * (0 when the file does not exist). Runs of one setting without the
@@ -72,26 +96,12 @@ static int put(double **r, size_t *n, size_t run, double x)
  */
 static size_t read_pairs(const char *path, double **v, size_t *n, size_t *cap)
 {
-	char *text = read_file(path), *line, *save, metric[64], run[16], *end;
-	double *r[2] = { NULL, NULL }, x;
-	size_t nr[2] = { 0, 0 }, i, got = 0;
-	int lineno = 0, set;
+	struct pairs p = { { NULL, NULL }, { 0, 0 } };
+	double **r = p.r;
+	size_t *nr = p.nr, i, got = 0;
 
-	if (!text)
+	if (samples_read(path, pair_rate, &p))
 		return 0;
-	for (line = strtok_r(text, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		lineno++;
-		if (line[0] == '#' || strncmp(line, "faults_per_sec/", 15))
-			continue;
-		if (sscanf(line, "%63s %15s %lf", metric, run, &x) != 3 ||
-		    strlen(metric) != 16 || (metric[15] != 'A' && metric[15] != 'B') ||
-		    strtoul(run, &end, 10) < 1 || *end || !isfinite(x) || x <= 0)
-			fatal("%s:%d: not a pair's rate: '%s'", path, lineno, line);
-		set = metric[15] - 'A';
-		if (put(&r[set], &nr[set], strtoul(run, NULL, 10), x))
-			fatal("%s:%d: run %s of setting %c twice", path, lineno, run, metric[15]);
-	}
 	for (i = 0; i < nr[0] || i < nr[1]; i++) {
 		if (i >= nr[0] || i >= nr[1] || !r[0][i] || !r[1][i])
 			fatal("%s: pair %zu lacks its run with setting %c", path, i + 1,
@@ -102,7 +112,6 @@ static size_t read_pairs(const char *path, double **v, size_t *n, size_t *cap)
 	}
 	free(r[0]);
 	free(r[1]);
-	free(text);
 	return got;
 }
 

@@ -13,13 +13,12 @@
 
 /*
  * perf's tracepoint mode names lock types, not locks. The only rwsem the
- * benchmark's threads take is mmap_lock; these page allocator functions
- * take zone->lock (or inline a caller that does).
+ * benchmark's threads take is mmap_lock; the page allocator functions of
+ * the list zone-lock-callers (which collect-lock reads too) take
+ * zone->lock (or inline a caller that does).
  */
 static const char *const zone_lock_callers[] = {
-	"rmqueue_bulk", "rmqueue_buddy", "rmqueue", "__rmqueue_pcplist",
-	"free_pcppages_bulk", "free_one_page", "__free_pages_ok",
-	"__free_one_page", "rmqueue_fallback", "__rmqueue",
+#include "zone-lock-callers.h"
 };
 
 static const char *const lock_classes[] = { "mmap_lock", "zone->lock", "other" };

@@ -68,17 +68,15 @@ static void free_names(char **names, size_t n)
 }
 
 /* "metric run value" lines; run is a number or "-". */
-static void read_samples(struct data *d, struct boot *b, const char *dir)
+int samples_read(const char *path, sample_fn fn, void *ctx)
 {
-	char *path = path_join(dir, "samples"), *text = read_file(path);
+	char *text = read_file(path);
 	char *line, *save, metric[256], run[16], value[64], *end, extra;
-	size_t cap = 0;
 	int lineno = 0;
 	double v;
 
 	if (!text)
-		fatal("%s: %s (perf-scripts/report/extract writes it from the boot's output)",
-		      path, strerror(errno));
+		return -1;
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save), lineno++) {
 		if (line[0] == '#')
@@ -89,11 +87,39 @@ static void read_samples(struct data *d, struct boot *b, const char *dir)
 		v = strtod(value, &end);
 		if (*end || !isfinite(v))
 			fatal("%s:%d: '%s' is not a finite number", path, lineno + 1, value);
-		b->s = grow(b->s, sizeof(*b->s), b->n, &cap);
-		b->s[b->n].metric = intern(&d->metrics, &d->nmetrics, metric);
-		b->s[b->n++].v = v;
+		fn(ctx, metric, strcmp(run, "-") ? strtoul(run, NULL, 10) : 0, v, path,
+		   lineno + 1);
 	}
 	free(text);
+	return 0;
+}
+
+struct boot_ctx {
+	struct data *d;
+	struct boot *b;
+	size_t cap;
+};
+
+static void add_sample(void *ctx, const char *metric, unsigned long run,
+		       double value, const char *path, int lineno)
+{
+	struct boot_ctx *c = ctx;
+	struct boot *b = c->b;
+
+	(void)run, (void)path, (void)lineno;
+	b->s = grow(b->s, sizeof(*b->s), b->n, &c->cap);
+	b->s[b->n].metric = intern(&c->d->metrics, &c->d->nmetrics, metric);
+	b->s[b->n++].v = value;
+}
+
+static void read_samples(struct data *d, struct boot *b, const char *dir)
+{
+	char *path = path_join(dir, "samples");
+	struct boot_ctx c = { .d = d, .b = b };
+
+	if (samples_read(path, add_sample, &c))
+		fatal("%s: %s (perf-scripts/report/extract writes it from the boot's output)",
+		      path, strerror(errno));
 	free(path);
 }
 

@@ -42,6 +42,20 @@ struct data {
 	size_t nboots;
 };
 
+/*
+ * One line of a samples file: metric, run (0 for "-": once a boot) and
+ * value; the file's path and the line's number for messages.
+ */
+typedef void (*sample_fn)(void *ctx, const char *metric, unsigned long run,
+			  double value, const char *path, int lineno);
+
+/*
+ * Every "metric run value" line of the samples file path to fn; a line of
+ * another form is fatal (status 2), naming the file and line. -1 (errno
+ * set) when the file cannot be read, else 0.
+ */
+int samples_read(const char *path, sample_fn fn, void *ctx);
+
 /* Load the kernel directories; unusable input is fatal (status 2). */
 void data_load(struct data *d, char **dirs, size_t n);
 
