@@ -11,7 +11,9 @@
  *                    --lock, perf lock contention's rows as
  *                    lock/TYPE/CALLER/{contended,wait_us,max_us,avg_us}
  *                    (avg_us as perf printed it, or the mean of merged rows) and
- *                    their number as lock/rows (run "-": once a boot)
+ *                    their number as lock/rows (run "-": once a boot); and
+ *                    perf stat's counters (perf-stat.txt, optional) as
+ *                    perf/EVENT, perf/cpu-clock_msec and perf/elapsed_s
  *   BOOTDIR/config   the benchmark's configuration, key=value lines: the
  *                    CONFIG line before the first RESULT line (in files
  *                    from before the benchmark printed one, the RESULT
@@ -38,8 +40,9 @@
 
 static const char usage[] =
 	"usage: perf-scripts/report/extract [--lock LOCK.TXT] BOOTDIR\n"
-	"Read BOOTDIR/bench.out (multi-fault-all's RESULT lines), BOOTDIR/vmstat.delta\n"
-	"and, with --lock, the output of perf lock contention; write BOOTDIR/samples\n"
+	"Read BOOTDIR/bench.out (multi-fault-all's RESULT lines), BOOTDIR/vmstat.delta,\n"
+	"BOOTDIR/perf-stat.txt (if there) and, with --lock, the output of perf lock\n"
+	"contention; write BOOTDIR/samples\n"
 	"(\"metric run value\" lines) and BOOTDIR/config (key=value), which is all\n"
 	"perf-scripts/report/report and paired read. In bench.out of an in-boot A/B\n"
 	"boot, a line \"# setting A|B ...\" before a run makes its metrics METRIC/A\n"
@@ -287,6 +290,54 @@ static void read_vmstat(const char *dir)
 	free(path);
 }
 
+/*
+ * perf stat's output (perf-scripts/collect-stat), optional: the mean over
+ * the runs of each counter it counted, and of the time elapsed, as
+ * perf/EVENT and perf/elapsed_s, once a boot:
+ *
+ *             96329      page-faults        #  362.675 K/sec    ( +-  3.19% )
+ *   <not supported>      cache-misses
+ *            262.37 msec cpu-clock          #    0.845 CPUs utilized ...
+ *           0.31052 +- 0.00205 seconds time elapsed  ( +-  0.66% )
+ *
+ * A line that starts with a number must read as one of these (or be a
+ * single run's seconds user or sys); the others (the header, events the
+ * machine lacks) carry no number.
+ */
+static void read_perf_stat(const char *dir)
+{
+	char *path = path_join(dir, "perf-stat.txt"), *text = read_file(path);
+	char *p = text, *line, value[32], event[64];
+	int lineno = 0;
+	double v;
+
+	while (text && (line = next_line(&p, path, &lineno))) {
+		line += strspn(line, " \t");
+		if (*line < '0' || *line > '9')
+			continue;
+		if (strstr(line, " seconds user") || strstr(line, " seconds sys"))
+			continue;	/* a single run's: no mean over runs */
+		if (strstr(line, " seconds time elapsed")) {
+			if (sscanf(line, "%31s", value) != 1 || number(value, &v) || v < 0)
+				bad_input(path, lineno, "not a time elapsed: '%s'", line);
+			fprintf(samples, "perf/elapsed_s - %s\n", value);
+		} else if (sscanf(line, "%31s msec %63s", value, event) == 2 &&
+			   !strcmp(event, "cpu-clock")) {
+			if (number(value, &v) || v < 0)
+				bad_input(path, lineno, "not a cpu-clock in msec: '%s'", line);
+			fprintf(samples, "perf/cpu-clock_msec - %s\n", value);
+		} else if (sscanf(line, "%31s %63s", value, event) == 2 &&
+			   !number(value, &v) && v >= 0 && v == floor(v) &&
+			   strspn(event, "abcdefghijklmnopqrstuvwxyz-") == strlen(event)) {
+			fprintf(samples, "perf/%s - %s\n", event, value);
+		} else {
+			bad_input(path, lineno, "not a line of perf stat: '%s'", line);
+		}
+	}
+	free(text);
+	free(path);
+}
+
 /* One function's row of perf lock contention, offsets merged. */
 struct lock_row {
 	char *type, *caller;
@@ -427,6 +478,7 @@ int main(int argc, char **argv)
 	fputs("# metric run value (run '-': once a boot)\n", samples);
 	read_bench(dir);
 	read_vmstat(dir);
+	read_perf_stat(dir);
 	if (lock)
 		read_lock(lock);
 	cf = start(cpath, &tmp_config);

@@ -19,6 +19,7 @@ void report_icount(const struct data *d, FILE *out);
 void report_extra(const struct data *d, FILE *out);
 void report_locks(const struct data *d, FILE *out);
 void report_vmstat(const struct data *d, FILE *out);
+void report_perfstat(const struct data *d, FILE *out);
 
 /* The value of key in the baseline run's conditions, or NULL; caller frees. */
 char *report_condition(const struct data *d, const char *key);
