@@ -307,12 +307,10 @@ static void vmstat_table(const struct data *d, size_t v, FILE *out)
 
 void report_vmstat(const struct data *d, FILE *out)
 {
-	size_t v, k, shown = 0;
+	size_t v, shown = 0;
 
 	for (v = 0; v < d->nvariants; v++) {
-		for (k = 0; k < d->nk && !data_boots(d, k, v, "vmstat/"); k++)
-			;
-		if (k == d->nk)
+		if (!data_any_boot(d, v, "vmstat/"))
 			continue;
 		vmstat_table(d, v, out);
 		shown++;

@@ -96,12 +96,10 @@ static void perfstat_table(const struct data *d, size_t v, FILE *out)
 
 void report_perfstat(const struct data *d, FILE *out)
 {
-	size_t v, k, shown = 0;
+	size_t v, shown = 0;
 
 	for (v = 0; v < d->nvariants; v++) {
-		for (k = 0; k < d->nk && !data_boots(d, k, v, "perf/"); k++)
-			;
-		if (k == d->nk)
+		if (!data_any_boot(d, v, "perf/"))
 			continue;
 		perfstat_table(d, v, out);
 		shown++;

@@ -339,3 +339,13 @@ size_t data_boots(const struct data *d, size_t k, size_t variant,
 	}
 	return n;
 }
+
+int data_any_boot(const struct data *d, size_t variant, const char *prefix)
+{
+	size_t k;
+
+	for (k = 0; k < d->nk; k++)
+		if (data_boots(d, k, variant, prefix))
+			return 1;
+	return 0;
+}

@@ -91,4 +91,7 @@ size_t data_values(const struct data *d, size_t k, size_t variant,
 size_t data_boots(const struct data *d, size_t k, size_t variant,
 		  const char *prefix);
 
+/* Does any kernel have a boot of variant with a metric starting with prefix? */
+int data_any_boot(const struct data *d, size_t variant, const char *prefix);
+
 #endif
