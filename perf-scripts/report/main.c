@@ -148,6 +148,28 @@ static char *conditions(const struct data *d, struct table *t, const char *key)
 	return value;
 }
 
+void report_kernel_columns(struct table *t, const struct data *d, size_t variant,
+			   const char *prefix)
+{
+	char *align = xrealloc(NULL, d->nk + 2);
+	size_t k;
+
+	memset(align, 'r', d->nk + 1);
+	align[0] = 'l';
+	align[d->nk + 1] = '\0';
+	table_init(t, align);
+	free(align);
+	table_row(t);
+	table_cell(t, "%s", "");
+	for (k = 0; k < d->nk; k++)
+		table_cell(t, "%s", d->k[k].name);
+	table_row(t);
+	table_cell(t, "boots");
+	for (k = 0; k < d->nk; k++)
+		table_cell(t, data_boots(d, k, variant, "") ? "%zu" : "-",
+			   data_boots(d, k, variant, prefix));
+}
+
 char *report_condition(const struct data *d, const char *key)
 {
 	return conditions(d, NULL, key);

@@ -269,22 +269,8 @@ static void vmstat_table(const struct data *d, size_t v, FILE *out)
 	struct table t;
 	double mean;
 	int pass;
-	char *align = xrealloc(NULL, d->nk + 2);
 
-	memset(align, 'r', d->nk + 1);
-	align[0] = 'l';
-	align[d->nk + 1] = '\0';
-	table_init(&t, align);
-	free(align);
-	table_row(&t);
-	table_cell(&t, "%s", "");
-	for (k = 0; k < d->nk; k++)
-		table_cell(&t, "%s", d->k[k].name);
-	table_row(&t);
-	table_cell(&t, "boots");
-	for (k = 0; k < d->nk; k++)
-		table_cell(&t, data_boots(d, k, v, "") ? "%zu" : "-",
-			   data_boots(d, k, v, "vmstat/"));
+	report_kernel_columns(&t, d, v, "vmstat/");
 	for (pass = 0; pass < 3; pass++)
 		for (m = 0; m < d->nmetrics; m++) {
 			if (!wanted(d, v, d->metrics[m], pass))

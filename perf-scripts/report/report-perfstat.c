@@ -10,8 +10,6 @@
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
-
 #include "report.h"
 #include "table.h"
 
@@ -27,67 +25,50 @@ static double boot_mean(const struct data *d, size_t k, size_t v, const char *me
 	return n ? s / n : NAN;
 }
 
-static void cell(struct table *t, const char *fmt, double x)
+/* The table's rows: what each kernel's column shows. */
+enum { PAGE_FAULTS, BENCH_FAULTS, PER_BENCH, SWITCHES, CPUS, ROWS };
+
+static const char *const row_names[ROWS] = {
+	[PAGE_FAULTS] = "page-faults (perf)",
+	[BENCH_FAULTS] = "faults (benchmark)",
+	[PER_BENCH] = "perf / benchmark",
+	[SWITCHES] = "context-switches / 1000 page-faults",
+	[CPUS] = "CPUs utilized",
+};
+
+/* Kernel k's values of the rows, NaN where a count is missing. */
+static void perfstat_values(const struct data *d, size_t k, size_t v, double *x)
 {
-	if (isfinite(x))
-		table_cell(t, fmt, x);
-	else
-		table_cell(t, "-");
+	double pf = boot_mean(d, k, v, "perf/page-faults");
+	double bf = boot_mean(d, k, v, "faults");
+
+	x[PAGE_FAULTS] = pf;
+	x[BENCH_FAULTS] = bf;
+	x[PER_BENCH] = pf / bf;
+	x[SWITCHES] = 1000 * boot_mean(d, k, v, "perf/context-switches") / pf;
+	x[CPUS] = boot_mean(d, k, v, "perf/cpu-clock_msec") /
+		  (1000 * boot_mean(d, k, v, "perf/elapsed_s"));
 }
 
 static void perfstat_table(const struct data *d, size_t v, FILE *out)
 {
-	static const char *const rows[] = {
-		"page-faults (perf)", "faults (benchmark)", "perf / benchmark",
-		"context-switches / 1000 page-faults", "CPUs utilized",
-	};
-	char *align = xrealloc(NULL, d->nk + 2);
-	double pf, bf, cs, clock, elapsed, x = NAN;
+	double (*x)[ROWS] = xrealloc(NULL, d->nk * sizeof(*x));
 	struct table t;
 	size_t k, r;
 
-	memset(align, 'r', d->nk + 1);
-	align[0] = 'l';
-	align[d->nk + 1] = '\0';
-	table_init(&t, align);
-	free(align);
-	table_row(&t);
-	table_cell(&t, "%s", "");
 	for (k = 0; k < d->nk; k++)
-		table_cell(&t, "%s", d->k[k].name);
-	table_row(&t);
-	table_cell(&t, "boots");
-	for (k = 0; k < d->nk; k++)
-		table_cell(&t, "%zu", data_boots(d, k, v, "perf/"));
-	for (r = 0; r < ARRAY_SIZE(rows); r++) {
+		perfstat_values(d, k, v, x[k]);
+	report_kernel_columns(&t, d, v, "perf/");
+	for (r = 0; r < ROWS; r++) {
 		table_row(&t);
-		table_cell(&t, "%s", rows[r]);
-		for (k = 0; k < d->nk; k++) {
-			pf = boot_mean(d, k, v, "perf/page-faults");
-			bf = boot_mean(d, k, v, "faults");
-			cs = boot_mean(d, k, v, "perf/context-switches");
-			clock = boot_mean(d, k, v, "perf/cpu-clock_msec");
-			elapsed = boot_mean(d, k, v, "perf/elapsed_s");
-			switch (r) {
-			case 0:
-				x = pf;
-				break;
-			case 1:
-				x = bf;
-				break;
-			case 2:
-				x = pf / bf;
-				break;
-			case 3:
-				x = 1000 * cs / pf;
-				break;
-			case 4:
-				x = clock / (1000 * elapsed);
-				break;
-			}
-			cell(&t, r < 2 ? "%.0f" : "%.2f", x);
-		}
+		table_cell(&t, "%s", row_names[r]);
+		for (k = 0; k < d->nk; k++)
+			if (!isfinite(x[k][r]))
+				table_cell(&t, "-");
+			else
+				table_cell(&t, r < PER_BENCH ? "%.0f" : "%.2f", x[k][r]);
 	}
+	free(x);
 	fprintf(out, "perf stat  %s  (mean per run, averaged over the boots)\n",
 		d->variants[v]);
 	table_print(&t, "", out);

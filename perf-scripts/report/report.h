@@ -10,6 +10,8 @@
 
 #include "samples.h"
 
+struct table;
+
 /* A change is marked significant below this two-sided p-value. */
 #define SIGNIFICANCE	0.05
 
@@ -20,6 +22,14 @@ void report_extra(const struct data *d, FILE *out);
 void report_locks(const struct data *d, FILE *out);
 void report_vmstat(const struct data *d, FILE *out);
 void report_perfstat(const struct data *d, FILE *out);
+
+/*
+ * Start a table with a label column and one column per kernel: the
+ * kernels' names, then a "boots" row counting variant's boots with
+ * metrics under prefix ("-" for a kernel that did not run the variant).
+ */
+void report_kernel_columns(struct table *t, const struct data *d, size_t variant,
+			   const char *prefix);
 
 /* The value of key in the baseline run's conditions, or NULL; caller frees. */
 char *report_condition(const struct data *d, const char *key);

@@ -177,6 +177,7 @@ int config_differ_in(const struct config *a, const struct config *b,
 		     const char *key, const char *a_value, const char *b_value)
 {
 	size_t i;
+	int found = 0;
 
 	if (a->n != b->n)
 		return 0;
@@ -186,11 +187,12 @@ int config_differ_in(const struct config *a, const struct config *b,
 		if (!strcmp(a->key[i], key)) {
 			if (strcmp(a->value[i], a_value) || strcmp(b->value[i], b_value))
 				return 0;
+			found = 1;
 		} else if (strcmp(a->value[i], b->value[i])) {
 			return 0;
 		}
 	}
-	return config_get(a, key) != NULL;
+	return found;
 }
 
 static void load_variant(struct data *d, size_t k, const char *dir,
