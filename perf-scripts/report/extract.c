@@ -211,7 +211,9 @@ static void result_line(char *res, int run, const char *setting,
 		if (said && (strlen(eq + 1) != len || strncmp(said, eq + 1, len)))
 			bad_input(path, lineno, "%s=%s, where the CONFIG line (line %d) says %s=%.*s",
 				  tok, eq + 1, pending_line, tok, (int)len, said);
-		if (pending ? said != NULL : is_config_key(tok)) {
+		if (said)
+			continue;	/* configuration: the CONFIG line has it */
+		if (!pending && is_config_key(tok)) {
 			char *next = xasprintf("%s%s=%s\n", cfg, tok, eq + 1);
 
 			free(cfg);
@@ -229,6 +231,7 @@ static void result_line(char *res, int run, const char *setting,
 		bad_input(path, lineno, "a RESULT line without faults_per_sec");
 	/* The CONFIG line's order and pairs, also those RESULT left out. */
 	if (pending) {
+		/* cfg is empty: every configuration key of RESULT was said */
 		free(cfg);
 		cfg = pending;
 		pending = NULL;
