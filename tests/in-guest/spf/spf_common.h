@@ -617,31 +617,53 @@ static inline void spf_delta(const struct spf_stats *a, const struct spf_stats *
 
 #define SPF_SYSCTL "/proc/sys/vm/speculative_page_fault"
 
-/* vm.speculative_page_fault, or -1 when the kernel has none. */
-static inline int spf_sysctl_read(void)
+/*
+ * The first line of a sysctl or parameter file at path into buf (size
+ * bytes, the newline dropped); 0, or -1 when it cannot be read or is empty.
+ */
+static inline int param_read(const char *path, char *buf, size_t size)
 {
-	char buf[16] = "";
-	int fd = open(SPF_SYSCTL, O_RDONLY);
+	int fd = open(path, O_RDONLY);
 	ssize_t n;
 
 	if (fd < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, size - 1);
 	close(fd);
-	return n > 0 ? atoi(buf) : -1;
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* Write s to the sysctl or parameter file at path in one write; 0 or -1. */
+static inline int param_write(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n, len = strlen(s);
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, len);
+	close(fd);
+	return n == len ? 0 : -1;
+}
+
+/* vm.speculative_page_fault, or -1 when the kernel has none. */
+static inline int spf_sysctl_read(void)
+{
+	char buf[16];
+
+	return param_read(SPF_SYSCTL, buf, sizeof(buf)) ? -1 : atoi(buf);
 }
 
 static inline int spf_sysctl_write(int v)
 {
 	char buf[16];
-	int fd = open(SPF_SYSCTL, O_WRONLY), n, ok;
 
-	if (fd < 0)
-		return -1;
-	n = snprintf(buf, sizeof(buf), "%d\n", v);
-	ok = write(fd, buf, n) == n;
-	close(fd);
-	return ok ? 0 : -1;
+	snprintf(buf, sizeof(buf), "%d\n", v);
+	return param_write(SPF_SYSCTL, buf);
 }
 
 /*

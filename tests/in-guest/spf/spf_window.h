@@ -18,14 +18,7 @@
 /* Write spec ("POINT:MICROSECONDS,...", or "none") to spf_delay; 0 or -1. */
 static inline int spf_delay_set(const char *spec)
 {
-	int fd = open(SPF_DELAY_PARAM, O_WRONLY);
-	ssize_t n, len = strlen(spec);
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, spec, len);
-	close(fd);
-	return n == len ? 0 : -1;
+	return param_write(SPF_DELAY_PARAM, spec);
 }
 
 /*
@@ -38,18 +31,7 @@ static char spf_delay_before[256] = "none";
 /* spf_delay_before, read from the kernel; 0 or -1. */
 static inline int spf_delay_save(void)
 {
-	int fd = open(SPF_DELAY_PARAM, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, spf_delay_before, sizeof(spf_delay_before) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	spf_delay_before[n] = '\0';
-	spf_delay_before[strcspn(spf_delay_before, "\n")] = '\0';
-	return 0;
+	return param_read(SPF_DELAY_PARAM, spf_delay_before, sizeof(spf_delay_before));
 }
 
 /*
