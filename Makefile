@@ -61,7 +61,7 @@ help:
 	'  check-bisect *   every prefix builds and boots, option off and on (hours)' \
 	'  deps-build deps-run deps-test *   only install those packages' \
 	'  export           write build/src/linux back to the patch files and series' \
-	'  bench            the benchmarks (multi-fault-all, syslatency) and the slab sampler' \
+	'  bench            the benchmarks (multi-fault-all, syslatency), the slab sampler, the reports' \
 	'  clean distclean  remove what was built (distclean: all of build/)' \
 	'Knobs (scripts/compare-kernels --help, scripts/compare-syslatency --help):' \
 	'  run:  RUN_KERNELS="$(strip $(RUN_KERNELS))" MAINLINE=1 DURATION=2 RUNS=2' \
@@ -101,11 +101,13 @@ kernel-%: tree
 
 kernels: $(addprefix kernel-,$(TEST_KERNELS))
 
-# The benchmark and the slab sampler that runs beside it in the guest.
+# The benchmarks, the slab sampler that runs beside them in the guest, and
+# the reports.
 bench:
 	@$(MAKE) -s -C bench/multi-fault-all
 	@$(MAKE) -s -C bench/syslatency
-	@$(MAKE) -s -C perf-scripts/slab-peak
+	@$(MAKE) -s -C guest/slab-peak
+	@$(MAKE) -s -C report
 
 tests-build: tree
 	@scripts/build-tests
@@ -150,8 +152,8 @@ clean:
 	rm -rf build/kernels build/qemu build/tests build/model
 	@$(MAKE) -s -C bench/multi-fault-all clean
 	@$(MAKE) -s -C bench/syslatency clean
-	@$(MAKE) -s -C perf-scripts/report clean
-	@$(MAKE) -s -C perf-scripts/slab-peak clean
+	@$(MAKE) -s -C report clean
+	@$(MAKE) -s -C guest/slab-peak clean
 
 distclean:
 	rm -rf build

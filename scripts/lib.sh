@@ -38,7 +38,7 @@ kernel_field() {
 	}' "$TOP/configs/kernels"
 }
 
-# The benchmark variants of perf-scripts/variants:
+# The benchmark variants of configs/variants:
 # NAME | THREADS | QEMU | ARGUMENTS | WHAT. variant_field NAME N: field N
 # of NAME's line, trimmed; variant_names: the names, space-separated.
 variant_field() {
@@ -46,11 +46,11 @@ variant_field() {
 		k = $1; gsub(/ /, "", k)
 		if (k != n) next
 		v = $f; gsub(/^ +| +$/, "", v); gsub(/  +/, " ", v); print v
-	}' "$TOP/perf-scripts/variants"
+	}' "$TOP/configs/variants"
 }
 variant_names() {
 	awk -F'|' '!/^#/ && NF >= 5 { gsub(/ /, "", $1); printf "%s%s", sep, $1; sep = " " }' \
-		"$TOP/perf-scripts/variants"
+		"$TOP/configs/variants"
 }
 # variant_resolve VARIANT VCPUS: VARIANT as NAME-Nt, a short NAME given
 # its thread count for VCPUS; or, status 1, why it is not a variant.

@@ -1,4 +1,4 @@
-# Helpers for the suites that boot guests; source it after tests/host/tap.sh.
+# Helpers for the suites that boot guests; source it after tests/tap.sh.
 # shellcheck shell=sh
 . "$TOP/scripts/lib.sh"
 
@@ -13,12 +13,12 @@ trap 'rm -rf "$vm_tmp"' EXIT
 # One boot of $kernel running a suite: qemu/run's options and command.
 boot_suite() { "$TOP/qemu/run" --kernel "$kernel" --out "$dir" "$@" >"$dir/tap" 2>"$dir/err"; }
 
-# guest_boot KERNEL TITLE [qemu/run options] -- CMD...
+# test_boot KERNEL TITLE [qemu/run options] -- CMD...
 # Boot KERNEL and run CMD, whose stdout lands in $dir/tap, its stderr in
 # $dir/err and the console log in $dir/console.log, with
 # dir=$vm_tmp/TITLE; rc is qemu/run's status. Prints nothing but a
 # "not ok" line when the kernel is not built (status 1).
-guest_boot() {
+test_boot() {
 	kernel=$1 title=$2
 	shift 2
 	dir=$vm_tmp/$(printf '%s' "$title" | tr -c 'A-Za-z0-9-' '_')
@@ -41,7 +41,7 @@ tap_with_reports() {
 		n = 0; print; next
 	}
 	/^#/ { buf[++n] = $0 }' "$1"
-	# shellcheck disable=SC2034 # tap_done (tests/host/tap.sh) reads it
+	# shellcheck disable=SC2034 # tap_done (tests/tap.sh) reads it
 	! grep -q '^not ok ' "$1" || tap_failed=1
 }
 
@@ -50,7 +50,7 @@ tap_with_reports() {
 # through, and add one line for the boot itself and one for the console
 # log. The guest's output and console log stay in $vm_tmp/TITLE/.
 guest_suite() {
-	guest_boot "$@" || return 1
+	test_boot "$@" || return 1
 	tap_with_reports "$dir/tap"
 	case $rc in
 	0) ok "$title: guest suite exited 0 on $kernel" ;;

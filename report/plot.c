@@ -79,7 +79,7 @@ static void write_data(const struct data *d, FILE *f)
 
 static void write_settings(const struct data *d, FILE *f, const char *png)
 {
-	fputs("# Written by perf-scripts/report/report; redraw with: gnuplot <this file>\n"
+	fputs("# Written by report/report; redraw with: gnuplot <this file>\n"
 	      "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
 	      "\tset terminal pngcairo size 1000,560 noenhanced font \",10\"\n"
 	      "} else {\n"

@@ -14,12 +14,12 @@
  *                    their number as lock/rows (run "-": once a boot); and
  *                    perf stat's counters (perf-stat.txt, optional) as
  *                    perf/EVENT, perf/cpu-clock_msec and perf/elapsed_s
- *   BOOTDIR/config   the benchmark's configuration, key=value lines: the
+ *   BOOTDIR/bench-config the benchmark's configuration, key=value lines: the
  *                    CONFIG line before the first RESULT line (in files
  *                    from before the benchmark printed one, the RESULT
  *                    line's keys that config_keys[] names)
  *
- * In a boot of an in-boot A/B comparison (perf-scripts/guest-ab) a line
+ * In a boot of an in-boot A/B comparison (guest/ab) a line
  * "# setting A|B SYSCTL=VALUE" precedes each run: its numbers become
  * METRIC/A or METRIC/B, run N being the N-th run of that setting, so that
  * the N-th of each make pair N.
@@ -39,12 +39,12 @@
 #include "util.h"
 
 static const char usage[] =
-	"usage: perf-scripts/report/extract [--lock LOCK.TXT] BOOTDIR\n"
+	"usage: report/extract [--lock LOCK.TXT] BOOTDIR\n"
 	"Read BOOTDIR/bench.out (multi-fault-all's RESULT lines), BOOTDIR/vmstat.delta,\n"
 	"BOOTDIR/perf-stat.txt (if there) and, with --lock, the output of perf lock\n"
 	"contention; write BOOTDIR/samples\n"
-	"(\"metric run value\" lines) and BOOTDIR/config (key=value), which is all\n"
-	"perf-scripts/report/report and paired read. In bench.out of an in-boot A/B\n"
+	"(\"metric run value\" lines) and BOOTDIR/bench-config (key=value), which is all\n"
+	"report/report and paired read. In bench.out of an in-boot A/B\n"
 	"boot, a line \"# setting A|B ...\" before a run makes its metrics METRIC/A\n"
 	"or METRIC/B.\n"
 	"Exit status: 0; 2 on bad usage and on input it cannot parse (file and line\n"
@@ -294,7 +294,7 @@ static void read_vmstat(const char *dir)
 }
 
 /*
- * perf stat's output (perf-scripts/collect-stat), optional: the mean over
+ * perf stat's output (guest/collect-stat), optional: the mean over
  * the runs of each counter it counted, and of the time elapsed, as
  * perf/EVENT and perf/elapsed_s, once a boot:
  *
@@ -475,7 +475,7 @@ int main(int argc, char **argv)
 		fatal("need one BOOTDIR (see --help)");
 	dir = argv[1];
 	path = path_join(dir, "samples");
-	cpath = path_join(dir, "config");
+	cpath = path_join(dir, "bench-config");
 	atexit(remove_tmp);
 	samples = start(path, &tmp_samples);
 	fputs("# metric run value (run '-': once a boot)\n", samples);

@@ -118,7 +118,7 @@ static void read_samples(struct data *d, struct boot *b, const char *dir)
 	struct boot_ctx c = { .d = d, .b = b };
 
 	if (samples_read(path, add_sample, &c))
-		fatal("%s: %s (perf-scripts/report/extract writes it from the boot's output)",
+		fatal("%s: %s (report/extract writes it from the boot's output)",
 		      path, strerror(errno));
 	free(path);
 }
@@ -126,7 +126,7 @@ static void read_samples(struct data *d, struct boot *b, const char *dir)
 /* The boot's config file: key=value lines, as extract wrote them. */
 static void read_config(const char *dir, struct config *c)
 {
-	char *path = path_join(dir, "config"), *text = read_file(path);
+	char *path = path_join(dir, "bench-config"), *text = read_file(path);
 	char *line, *next, *eq;
 	size_t cap = 0, vcap;
 

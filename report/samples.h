@@ -2,7 +2,7 @@
 /*
  * What the report reads: per kernel directory (results/<timestamp>/<kernel>)
  * its uname and, per <variant>/boot-<i>/, the samples and config files that
- * perf-scripts/report/extract wrote after the boot.
+ * report/extract wrote after the boot.
  */
 #ifndef REPORT_SAMPLES_H
 #define REPORT_SAMPLES_H

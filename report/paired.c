@@ -2,7 +2,7 @@
 /*
  * paired: summarise an in-boot A/B comparison (scripts/compare-kernels --paired).
  *
- * Reads DIR/boot-<i>/samples, which perf-scripts/report/extract wrote from
+ * Reads DIR/boot-<i>/samples, which report/extract wrote from
  * the boot's output: faults_per_sec/A and faults_per_sec/B of run N are
  * pair N, one run in setting A and one in setting B, taken back to back
  * in the same boot. Boots run fast or slow as a whole, but both runs of a pair
@@ -25,9 +25,9 @@
 #define CONFIDENCE 0.95
 
 static const char usage[] =
-	"usage: perf-scripts/report/paired DIR\n"
+	"usage: report/paired DIR\n"
 	"Summarise an in-boot A/B comparison (scripts/compare-kernels --paired):\n"
-	"in DIR/boot-N/samples (perf-scripts/report/extract), faults_per_sec/A\n"
+	"in DIR/boot-N/samples (report/extract), faults_per_sec/A\n"
 	"and /B of run K are pair K, a run with setting A and one with B in the\n"
 	"same boot. Prints B/A per boot and over all pairs (geometric mean) with\n"
 	"a 95% confidence interval and a t-test's p.\n"

@@ -215,7 +215,7 @@ int main(int argc, char **argv)
 
 	/* A test, not a tool; it still answers like the others. */
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs("usage: perf-scripts/report/stats-test\n"
+		fputs("usage: report/stats-test\n"
 		      "Unit tests of stats.c against SciPy's values, as TAP lines (tests/host/stats).\n"
 		      "Exit status: 0 when all pass; 1 when one fails; 2 on bad usage.\n", stdout);
 		return 0;
