@@ -3,7 +3,7 @@
  * report: compare multi-fault-all results of two or more kernels the way
  * mmtests' compare-kernels.sh does, on stdout as plain text, and
  * optionally as a bar chart. scripts/compare-kernels runs it at the end,
- * on the samples perf-scripts/report/extract wrote after each boot.
+ * on the samples report/extract wrote after each boot.
  *
  * Usage: report [--plot FILE.png] KERNELDIR KERNELDIR...
  * The first KERNELDIR is the baseline. Exit status: 0, 2 for bad usage or
@@ -21,9 +21,9 @@
 #include "util.h"
 
 static const char usage[] =
-	"usage: perf-scripts/report/report [--plot FILE.png] KERNELDIR KERNELDIR...\n"
+	"usage: report/report [--plot FILE.png] KERNELDIR KERNELDIR...\n"
 	"Compare multi-fault-all results of two or more kernels, each a\n"
-	"results/<timestamp>/<kernel> directory whose boots perf-scripts/report/extract\n"
+	"results/<timestamp>/<kernel> directory whose boots report/extract\n"
 	"has read; the first is the baseline.\n"
 	"  --plot FILE.png  also draw a bar chart with gnuplot (FILE.gp and\n"
 	"                   FILE.dat are written next to it); FILE.png is\n"
@@ -108,25 +108,25 @@ static void unique_names(struct kernel *k, size_t nk)
 	free(labels);
 }
 
-/* "key=value" lines of the baseline run's conditions file into t, or value of key. */
-static char *conditions(const struct data *d, struct table *t, const char *key)
+/* A run's conditions file: its key=value lines, in order. */
+struct conditions {
+	char *path, **key, **value;	/* path NULL when there is no file */
+	size_t n;
+};
+
+static void conditions_read(const char *run, struct conditions *c)
 {
-	char *run = parent_dir(d->k[0].dir), *path = path_join(run, "conditions");
-	char *text = read_file(path), *line, *save, *eq, *value = NULL;
+	char *path = path_join(run, "conditions"), *text = read_file(path);
+	char *line, *save, *eq;
 	int lineno = 0;
 
-	if (t) {
-		table_row(t);
-		table_cell(t, "results");
-		table_cell(t, "%s", run);
-		if (!text) {
-			table_row(t);
-			table_cell(t, "conditions");
-			table_cell(t, "- (no %s)", path);
-		}
+	memset(c, 0, sizeof(*c));
+	if (!text) {
+		free(path);
+		return;
 	}
-	for (line = strtok_r(text ?: "", "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
+	c->path = path;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		lineno++;
 		if (line[0] == '#')
 			continue;
@@ -134,18 +134,36 @@ static char *conditions(const struct data *d, struct table *t, const char *key)
 		if (!eq)
 			fatal("%s:%d: not a line key=value", path, lineno);
 		*eq = '\0';
-		if (key && !value && !strcmp(line, key))
-			value = xstrdup(eq + 1);
-		if (!t)
-			continue;
-		table_row(t);
-		table_cell(t, "%s", line);
-		table_cell(t, "%s", eq + 1);
+		c->key = xrealloc(c->key, (c->n + 1) * sizeof(*c->key));
+		c->value = xrealloc(c->value, (c->n + 1) * sizeof(*c->value));
+		c->key[c->n] = xstrdup(line);
+		c->value[c->n++] = xstrdup(eq + 1);
 	}
 	free(text);
-	free(path);
-	free(run);
-	return value;
+}
+
+/* The value of key, or NULL. */
+static const char *conditions_get(const struct conditions *c, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (!strcmp(c->key[i], key))
+			return c->value[i];
+	return NULL;
+}
+
+static void conditions_free(struct conditions *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		free(c->key[i]);
+		free(c->value[i]);
+	}
+	free(c->key);
+	free(c->value);
+	free(c->path);
 }
 
 void report_kernel_columns(struct table *t, const struct data *d, size_t variant,
@@ -172,35 +190,93 @@ void report_kernel_columns(struct table *t, const struct data *d, size_t variant
 
 char *report_condition(const struct data *d, const char *key)
 {
-	return conditions(d, NULL, key);
+	char *run = parent_dir(d->k[0].dir), *value;
+	struct conditions c;
+
+	conditions_read(run, &c);
+	value = conditions_get(&c, key) ? xstrdup(conditions_get(&c, key)) : NULL;
+	conditions_free(&c);
+	free(run);
+	return value;
 }
 
-/* What the run was, and which kernels ran: before the numbers mean anything. */
+/*
+ * What the runs were, and which kernels ran: before the numbers mean
+ * anything. Kernels from two runs or more (an old kept run against a new
+ * one) get the runs' conditions side by side, a column each.
+ */
 void report_conditions(const struct data *d, FILE *out)
 {
-	char *run = parent_dir(d->k[0].dir), *parent;
+	char **run = xrealloc(NULL, d->nk * sizeof(*run)), *align, *parent;
+	struct conditions *c;
+	size_t nrun = 0, i, j, k, r, *kr = xrealloc(NULL, d->nk * sizeof(*kr));
+	const char *v;
 	struct table t;
-	size_t k;
 
-	table_init(&t, "ll");
-	conditions(d, &t, NULL);
+	for (k = 0; k < d->nk; k++) {
+		parent = parent_dir(d->k[k].dir);
+		for (r = 0; r < nrun && strcmp(run[r], parent); r++)
+			;
+		if (r == nrun)
+			run[nrun++] = parent;
+		else
+			free(parent);
+		kr[k] = r;
+	}
+	c = xrealloc(NULL, nrun * sizeof(*c));
+	align = xrealloc(NULL, nrun + 2);
+	memset(align, 'l', nrun + 1);
+	align[nrun + 1] = '\0';
+	table_init(&t, align);
+	free(align);
+	table_row(&t);
+	table_cell(&t, "results");
+	for (r = 0; r < nrun; r++) {
+		conditions_read(run[r], &c[r]);
+		table_cell(&t, "%s", run[r]);
+	}
+	for (r = 0; r < nrun; r++) {
+		if (c[r].path)
+			continue;
+		table_row(&t);
+		table_cell(&t, "conditions");
+		for (j = 0; j < nrun; j++)
+			table_cell(&t, c[j].path ? "%s" : "- (no %s/conditions)",
+				   c[j].path ? "" : run[j]);
+		break;
+	}
+	/* Every key once, where it first appears, with each run's value. */
+	for (r = 0; r < nrun; r++) {
+		for (i = 0; i < c[r].n; i++) {
+			for (j = 0; j < r && !conditions_get(&c[j], c[r].key[i]); j++)
+				;
+			if (j < r)
+				continue;
+			table_row(&t);
+			table_cell(&t, "%s", c[r].key[i]);
+			for (j = 0; j < nrun; j++) {
+				v = conditions_get(&c[j], c[r].key[i]);
+				table_cell(&t, "%s", v ?: "-");
+			}
+		}
+	}
 	for (k = 0; k < d->nk; k++) {
 		table_row(&t);
 		table_cell(&t, "uname %s", d->k[k].name);
-		table_cell(&t, "%s", d->k[k].uname ?: "- (no uname file)");
-		parent = parent_dir(d->k[k].dir);
-		/* Conditions come from the baseline's run only: say so. */
-		if (strcmp(parent, run)) {
-			table_row(&t);
-			table_cell(&t, "results %s", d->k[k].name);
-			table_cell(&t, "%s (its conditions are not shown)", parent);
-		}
-		free(parent);
+		for (r = 0; r < nrun; r++)
+			table_cell(&t, "%s", r != kr[k] ? "" :
+				   d->k[k].uname ?: "- (no uname file)");
 	}
 	fputs("Conditions\n", out);
 	table_print(&t, "  ", out);
 	fputc('\n', out);
+	for (r = 0; r < nrun; r++) {
+		conditions_free(&c[r]);
+		free(run[r]);
+	}
+	free(c);
 	free(run);
+	free(kr);
 }
 
 int main(int argc, char **argv)
