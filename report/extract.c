@@ -40,11 +40,11 @@
 
 static const char usage[] =
 	"usage: report/extract [--lock LOCK.TXT] BOOTDIR\n"
-	"Read BOOTDIR/bench.out (multi-fault-all's RESULT lines), BOOTDIR/vmstat.delta,\n"
-	"BOOTDIR/perf-stat.txt (if there) and, with --lock, the output of perf lock\n"
-	"contention; write BOOTDIR/samples\n"
-	"(\"metric run value\" lines) and BOOTDIR/bench-config (key=value), which is all\n"
-	"report/report and paired read. In bench.out of an in-boot A/B\n"
+	"Read BOOTDIR/bench.out (multi-fault-all's or syslatency's CONFIG and RESULT\n"
+	"lines), BOOTDIR/vmstat.delta and BOOTDIR/perf-stat.txt (if there) and, with\n"
+	"--lock, the output of perf lock contention; write BOOTDIR/samples (\"metric\n"
+	"run value\" lines) and BOOTDIR/bench-config (key=value), which is all\n"
+	"report/report, paired and syslatency-report read. In bench.out of an in-boot A/B\n"
 	"boot, a line \"# setting A|B ...\" before a run makes its metrics METRIC/A\n"
 	"or METRIC/B.\n"
 	"Exit status: 0; 2 on bad usage and on input it cannot parse (file and line\n"
@@ -224,11 +224,12 @@ static void result_line(char *res, int run, const char *setting,
 			bad_input(path, lineno, "%s=%s is not a finite number", tok, eq + 1);
 		if (strstr(tok, "_per_sec") && v < 0)
 			bad_input(path, lineno, "%s=%s: a rate cannot be negative", tok, eq + 1);
-		rate |= !strcmp(tok, "faults_per_sec");
+		/* The outcome: multi-fault-all's rate, syslatency's wake-ups. */
+		rate |= !strcmp(tok, "faults_per_sec") || !strcmp(tok, "wakeups");
 		fprintf(samples, "%s%s %d %s\n", tok, setting, run, eq + 1);
 	}
 	if (!rate)
-		bad_input(path, lineno, "a RESULT line without faults_per_sec");
+		bad_input(path, lineno, "a RESULT line without faults_per_sec (or wakeups)");
 	/* The CONFIG line's order and pairs, also those RESULT left out. */
 	if (pending) {
 		/* cfg is empty: every configuration key of RESULT was said */

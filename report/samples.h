@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the report reads: per kernel directory (results/<timestamp>/<kernel>)
- * its uname and, per <variant>/boot-<i>/, the samples and config files that
+ * its uname and, per <variant>/boot-<i>/, the samples and bench-config files that
  * report/extract wrote after the boot.
  */
 #ifndef REPORT_SAMPLES_H

@@ -19,9 +19,11 @@
  * histogram (1 us buckets up to 10 ms, then one overflow bucket and the
  * exact maximum), merged at the end.
  *
- * Output: on stderr, one line at the start saying what runs; on stdout one
- * "RESULT key=value ..." line with the latency percentiles and the
- * /proc/vmstat reclaim counters' deltas over the measurement.
+ * Output: on stderr, one line at the start saying what runs; on stdout, at
+ * the end, one "CONFIG key=value ..." line with the configuration and one
+ * "RESULT key=value ..." line with the configuration again, the latency
+ * percentiles and the /proc/vmstat reclaim counters' deltas over the
+ * measurement (report/extract reads both, as it reads multi-fault-all's).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -241,9 +243,10 @@ static void usage(void)
 	       "                      overflow bucket (%d us late or more), is at the maximum\n"
 	       "  -h, --help          show this help and exit\n"
 	       "\n"
-	       "Output: on stderr one line saying what runs; on stdout one line\n"
-	       "'RESULT key=value ...' with hold, hold_mb, pressure, pressure_mb, threads,\n"
-	       "period_us, seconds, wakeups, mean_ns, p50_ns, p99_ns, p999_ns, max_ns,\n"
+	       "Output: on stderr one line saying what runs; on stdout, at the end, one line\n"
+	       "'CONFIG key=value ...' with hold, hold_mb, pressure, pressure_mb, threads,\n"
+	       "period_us and seconds, and one line 'RESULT key=value ...' with the same,\n"
+	       "then wakeups, mean_ns, p50_ns, p99_ns, p999_ns, max_ns,\n"
 	       "over_10ms (wake-ups more than 10 ms late), then the deltas over the\n"
 	       "measurement of the /proc/vmstat counters this kernel has of pgscan_kswapd,\n"
 	       "pgscan_direct, pgsteal_kswapd, pgsteal_direct, pgactivate, pswpin, pswpout,\n"
@@ -1017,6 +1020,9 @@ static void write_histogram(FILE *f, const char *path, const struct hist *h)
 static void print_result(const struct config *cfg, const struct hist *h,
 			 const struct vmstat *before, const struct vmstat *after)
 {
+	printf("CONFIG hold=%s hold_mb=%lu pressure=%s pressure_mb=%lu threads=%u period_us=%u "
+	       "seconds=%g\n", hold_names[cfg->hold], cfg->hold_mb, pressure_names[cfg->pressure],
+	       cfg->pressure_mb, cfg->nthreads, cfg->period_us, cfg->seconds);
 	printf("RESULT hold=%s hold_mb=%lu pressure=%s pressure_mb=%lu threads=%u period_us=%u "
 	       "seconds=%g wakeups=%" PRIu64 " mean_ns=%" PRIu64 " p50_ns=%" PRIu64
 	       " p99_ns=%" PRIu64 " p999_ns=%" PRIu64 " max_ns=%" PRIu64 " over_10ms=%" PRIu64,
