@@ -304,6 +304,6 @@ void report_vmstat(const struct data *d, FILE *out)
 	if (shown)
 		fputs("Counters from each boot's vmstat.delta, averaged over the boots.\n"
 		      "'-': the kernel has no such counter. Counters other than pgfault\n"
-		      "and spf_* that are zero on every kernel are left out.\n",
+		      "and spf_* that are zero on every kernel are left out.\n\n",
 		      out);
 }
