@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Write FILE.dat and FILE.gp next to FILE.png and run gnuplot on them.
+ * Write FILE.dat and FILE.gp next to FILE.png and run gnuplot on them
+ * (what the plot shows is the caller's: plot-faults.c, sweep.c).
  * gnuplot runs in that directory and the script names its files without
  * a path, so the three files can be moved together and redrawn by hand.
  * gnuplot draws into a temporary file beside FILE.png, renamed over it
@@ -9,7 +10,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +18,6 @@
 #include <unistd.h>
 
 #include "plot.h"
-#include "report.h"
-#include "stats.h"
 #include "util.h"
 
 static void plot_error(const char *fmt, const char *arg)
@@ -31,7 +29,7 @@ static void plot_error(const char *fmt, const char *arg)
 }
 
 /* gnuplot single-quoted strings escape a quote by doubling it. */
-static void put_quoted(FILE *f, const char *s)
+void plot_quoted(FILE *f, const char *s)
 {
 	fputc('\'', f);
 	for (; *s; s++) {
@@ -40,95 +38,6 @@ static void put_quoted(FILE *f, const char *s)
 		fputc(*s, f);
 	}
 	fputc('\'', f);
-}
-
-/*
- * One line per variant: its name, then per kernel the Hmean, Min, Max
- * and the label over its bar: the change against the baseline, starred
- * when significant.
- */
-static void write_data(const struct data *d, FILE *f)
-{
-	double *s, pct;
-	size_t v, k, n;
-	int sig;
-
-	fputs("# variant", f);
-	for (k = 0; k < d->nk; k++)
-		fprintf(f, "  %s:hmean,min,max,change", d->k[k].name);
-	fputc('\n', f);
-	for (v = 0; v < d->nvariants; v++) {
-		fprintf(f, "\"%s\"", d->variants[v]);
-		for (k = 0; k < d->nk; k++) {
-			n = data_values(d, k, v, "faults_per_sec", 0, &s);
-			if (!n)
-				fputs("  NaN NaN NaN", f);
-			else
-				fprintf(f, "  %.2f %.2f %.2f", stats_hmean(s, n),
-					stats_min(s, n), stats_max(s, n));
-			free(s);
-			pct = k ? report_change(d, k, v, "faults_per_sec", &sig) : NAN;
-			if (isfinite(pct))
-				fprintf(f, " \"%+.2f%%%s\"", pct, sig ? " *" : "");
-			else
-				fputs(" \"\"", f);
-		}
-		fputc('\n', f);
-	}
-}
-
-static void write_settings(const struct data *d, FILE *f, const char *png)
-{
-	fputs("# Written by report/report; redraw with: gnuplot <this file>\n"
-	      "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
-	      "\tset terminal pngcairo size 1000,560 noenhanced font \",10\"\n"
-	      "} else {\n"
-	      "\tset terminal png size 1000,560 noenhanced\n"
-	      "}\n"
-	      "# report draws into a temporary file: gnuplot -e \"png='...'\"\n"
-	      "if (!exists(\"png\")) png = ", f);
-	put_quoted(f, png);
-	fprintf(f, "\nset output png\nset title \"multi-fault-all: faults/s, harmonic mean of the runs, error bars min..max\\n"
-		"labels: change against the baseline (first bar), * significant (Welch's t-test, p < 0.05)\"\n"
-		"set ylabel 'faults/s (higher is better)'\n"
-		"set style data histogram\n"
-		"set style histogram errorbars gap 2 lw 1\n"
-		"set style fill solid 0.75 border -1\n"
-		"set boxwidth 0.9 relative\n"
-		"set xrange [-0.5:%zu.5]\n"
-		"set yrange [0:*]\n"
-		"set grid ytics\n"
-		"set key outside right top\n"
-		"set datafile missing 'NaN'\n"
-		"# Centre of bar j (from 0) of cluster i: how histograms place them.\n"
-		"nk = %zu\n"
-		"bar_x(i, j) = i + (j - (nk - 1) / 2.0) / (nk + 2)\n",
-		d->nvariants - 1, d->nk);
-}
-
-/* A bar per kernel, then a label over every bar but the baseline's. */
-static void write_script(const struct data *d, FILE *f, const char *dat,
-			 const char *png)
-{
-	size_t j, col;
-
-	write_settings(d, f, png);
-	fputs("plot ", f);
-	put_quoted(f, dat);
-	fputs(" using 2:3:4:xtic(1) title ", f);
-	put_quoted(f, d->k[0].name);
-	for (j = 1; j < d->nk; j++) {
-		col = 2 + 4 * j;
-		fprintf(f, ", \\\n     '' using %zu:%zu:%zu title ", col,
-			col + 1, col + 2);
-		put_quoted(f, d->k[j].name);
-	}
-	for (j = 1; j < d->nk; j++) {
-		col = 2 + 4 * j;
-		fprintf(f, ", \\\n     '' using (bar_x($0, %zu)):%zu:%zu with labels offset 0,0.8 notitle",
-			j, col + 2, col + 3);
-	}
-	fputc('\n', f);
 }
 
 static FILE *create(const char *path)
@@ -148,9 +57,27 @@ static int finish(FILE *f, const char *path)
 	return -1;
 }
 
+void plot_preamble(FILE *f, const char *tool, const char *png_name,
+		   int width, int height)
+{
+	fprintf(f, "# Written by %s; redraw with: gnuplot <this file>\n"
+		"if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+		"\tset terminal pngcairo size %d,%d noenhanced font \",10\"\n"
+		"} else {\n"
+		"\tset terminal png size %d,%d noenhanced\n"
+		"}\n"
+		"# %s draws into a temporary file: gnuplot -e \"png='...'\"\n"
+		"if (!exists(\"png\")) png = ", tool, width, height, width, height, prog);
+	plot_quoted(f, png_name);
+	fputs("\nset output png\n", f);
+}
+
 /* FILE.dat and FILE.gp; 0 on success. */
-static int write_files(const struct data *d, const char *dat,
-		       const char *gp, const char *png)
+static int write_files(const char *dat, const char *gp, const char *png,
+		       void (*write_dat)(FILE *f, const void *ctx),
+		       void (*write_gp)(FILE *f, const void *ctx, const char *dat_name,
+					const char *png_name),
+		       const void *ctx)
 {
 	char *dat_name = base_name(dat), *png_name = base_name(png);
 	FILE *f;
@@ -159,13 +86,13 @@ static int write_files(const struct data *d, const char *dat,
 	f = create(dat);
 	if (!f)
 		goto out;
-	write_data(d, f);
+	write_dat(f, ctx);
 	if (finish(f, dat))
 		goto out;
 	f = create(gp);
 	if (!f)
 		goto out;
-	write_script(d, f, dat_name, png_name);
+	write_gp(f, ctx, dat_name, png_name);
 	ret = finish(f, gp);
 out:
 	free(dat_name);
@@ -185,7 +112,7 @@ static char *png_assignment(const char *name)
 		exit(1);
 	}
 	fputs("png=", f);
-	put_quoted(f, name);
+	plot_quoted(f, name);
 	if (fclose(f)) {
 		fprintf(stderr, "%s: error: out of memory\n", prog);
 		exit(1);
@@ -293,14 +220,17 @@ static char *temp_beside(const char *dir, const char *png)
 	return tmp;
 }
 
-int plot_write(const struct data *d, const char *png)
+int plot_draw(const char *png, void (*write_dat)(FILE *f, const void *ctx),
+	      void (*write_gp)(FILE *f, const void *ctx, const char *dat_name,
+			       const char *png_name),
+	      const void *ctx)
 {
 	char *base = stem(png), *dir = parent_dir(png);
 	char *gp = xasprintf("%s.gp", base), *dat = xasprintf("%s.dat", base);
 	char *gp_name = base_name(gp), *tmp = NULL, *tmp_name = NULL;
 	int ret = EXIT_PLOT, status;
 
-	if (write_files(d, dat, gp, png))
+	if (write_files(dat, gp, png, write_dat, write_gp, ctx))
 		goto out;
 	tmp = temp_beside(dir, png);
 	if (!tmp)
