@@ -3,9 +3,10 @@
  * report: compare multi-fault-all results of two or more kernels the way
  * mmtests' compare-kernels.sh does, on stdout as plain text, and
  * optionally as a bar chart. scripts/compare-kernels runs it at the end,
- * on the samples report/extract wrote after each boot.
+ * on the samples report/extract wrote after each boot; scripts/compare-
+ * native after each label, the first alone.
  *
- * Usage: report [--plot FILE.png] KERNELDIR KERNELDIR...
+ * Usage: report [--plot FILE.png] KERNELDIR...
  * The first KERNELDIR is the baseline. Exit status: 0, 2 for bad usage or
  * unusable input, 3 when the report was printed but the plot was not.
  */
@@ -21,10 +22,10 @@
 #include "util.h"
 
 static const char usage[] =
-	"usage: report/report [--plot FILE.png] KERNELDIR KERNELDIR...\n"
-	"Compare multi-fault-all results of two or more kernels, each a\n"
+	"usage: report/report [--plot FILE.png] KERNELDIR...\n"
+	"Compare multi-fault-all results of kernels, each a\n"
 	"results/<timestamp>/<kernel> directory whose boots report/extract\n"
-	"has read; the first is the baseline.\n"
+	"has read; the first is the baseline. One KERNELDIR: its numbers alone.\n"
 	"  --plot FILE.png  also draw a bar chart with gnuplot (FILE.gp and\n"
 	"                   FILE.dat are written next to it); FILE.png is\n"
 	"                   replaced only if it is a regular file\n"
@@ -71,9 +72,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 			fatal("unknown option '%s' (see --help)", a);
 		}
 	}
-	if (o->ndirs < 2)
-		fatal("need at least two kernel directories, the first being the baseline (got %d; see --help)",
-		      o->ndirs);
+	/* One is a report too: native mode's first label, before the reboot. */
+	if (o->ndirs < 1)
+		fatal("need a kernel directory, or more, the first being the baseline (see --help)");
 	if (o->plot)
 		plot_check_paths(o->plot);
 }
@@ -288,7 +289,7 @@ int main(int argc, char **argv)
 	parse_options(argc, argv, &o);
 	data_load(&d, o.dirs, o.ndirs);
 	unique_names(d.k, d.nk);
-	fprintf(stdout, "multi-fault-all: %s (baseline)", d.k[0].name);
+	fprintf(stdout, "multi-fault-all: %s%s", d.k[0].name, d.nk > 1 ? " (baseline)" : "");
 	for (i = 1; i < d.nk; i++)
 		fprintf(stdout, " vs %s", d.k[i].name);
 	fputs("\n\n", stdout);
