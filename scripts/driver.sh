@@ -1,8 +1,9 @@
 # The comparison drivers' common part: their result directory, the start
-# of its conditions file, one guest boot, and what a failed boot says.
-# compare-kernels (interleaved, or paired in one boot) and
-# compare-syslatency source it after lib.sh and guest_knobs, so that they
-# cannot drift apart. Source it, do not run it.
+# of its conditions file, one guest boot, what a failed boot says, and
+# the perf diff of the profiles. compare-kernels (interleaved, or paired
+# in one boot) and compare-syslatency source it after lib.sh and
+# guest_knobs, so that they cannot drift apart; compare-native for the
+# perf diff. Source it, do not run it.
 # shellcheck shell=sh
 
 # run_dir SUFFIX: a new result directory RESULTS/<timestamp>SUFFIX, in
@@ -83,4 +84,38 @@ boot_failed() {
 	124) fail "$3: ran past ${4}s and was stopped$_bf_con" ;;
 	*) fail "$3: the guest's command failed with status $1 (log: $2/run.log)" ;;
 	esac
+}
+
+# profile_diff RUN BUILDID PSECS VARIANTS BASELINE LABEL...: perf diff of
+# the boot-1 profiles (RUN/LABEL/VARIANT/perf.data), per variant, the
+# baseline against each other label, on stdout. The kernels' kallsyms are
+# in the run's build-id cache BUILDID, found by the build-id in each
+# perf.data.
+profile_diff() {
+	_pd_run=$1 _pd_ids=$2 _pd_secs=$3 _pd_variants=$4 _pd_base=$5
+	shift 5
+	echo "perf diff of the boot-1 profiles (perf record -g, $_pd_secs s), per variant:"
+	echo "baseline $_pd_base against each other kernel. Delta is in percentage"
+	echo "points of all samples; symbols come from the run's build-id cache:"
+	echo "  perf --buildid-dir $_pd_ids diff -f A/perf.data B/perf.data"
+	for _pd_v in $_pd_variants; do
+		for _pd_l; do
+			_pd_a=$_pd_run/$_pd_base/$_pd_v/perf.data _pd_b=$_pd_run/$_pd_l/$_pd_v/perf.data
+			printf '\n=== %s: %s (baseline) vs %s\n' "$_pd_v" "$_pd_base" "$_pd_l"
+			if [ ! -f "$_pd_a" ] || [ ! -f "$_pd_b" ]; then
+				echo "(no profile: $_pd_a or $_pd_b is missing)"
+				continue
+			fi
+			perf --buildid-dir "$_pd_ids" diff -f "$_pd_a" "$_pd_b" 2>&1 |
+				grep -v -e '^#' -e '^$' | head -n 40 >"$_pd_run/diff.tmp"
+			cat "$_pd_run/diff.tmp"
+			if grep -q '\[k\] 0x' "$_pd_run/diff.tmp"; then
+				echo "(perf diff left kernel addresses unresolved: the top symbols of each"
+				echo " profile.txt, as perf report resolved them, follow)"
+				diff -u "$_pd_run/$_pd_base/$_pd_v/profile.txt" "$_pd_run/$_pd_l/$_pd_v/profile.txt" |
+					grep -E '^[-+] +[0-9.]+%'
+			fi
+		done
+	done
+	rm -f "$_pd_run/diff.tmp"
 }
