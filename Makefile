@@ -3,7 +3,8 @@
 .NOTPARALLEL:
 .SUFFIXES:
 .PHONY: help run run-kernels run-check ab ab-check syslatency syslatency-check test soak kcsan tree export check-patches check-bisect kernels bench \
-	tests-build clean distclean deps-build deps-run deps-test
+	tests-build clean distclean deps-build deps-run deps-test deps-native \
+	native native-check native-report native-sweep native-sweep-check
 
 # `make` alone prints the targets: nothing builds or installs unless a
 # target says so.
@@ -51,6 +52,11 @@ help:
 	'                   (EXPERIMENT=NAME: the knobs of experiments/NAME, listed below)' \
 	'  test *           build base, spf, spf-debug and the tests, run every suite' \
 	'  ab *             one kernel, two values of a sysctl, compared in one boot' \
+	'  native *         LABEL=NAME: the variants on the kernel this machine booted, no' \
+	'                   QEMU, into RESULTS/native/LABEL, then the report over its labels' \
+	'  native-report    that report again (scripts/compare-native --report)' \
+	'  native-sweep *   LABEL=NAME: faults/s at 1, 2, 4, ... threads up to the CPUs,' \
+	'                   linear and ratio (RESULTS/native-sweep/)' \
 	'  soak *           the race and stress tests on spf-debug for SOAK_DURATION s' \
 	'  kcsan *          the race and window tests on spf-kcsan, every data race sorted' \
 	'  tree *           build/src/linux: the 6.1 source with the series applied' \
@@ -59,17 +65,19 @@ help:
 	'  tests-build *    the vm selftests and the in-guest tests' \
 	'  check-patches *  every prefix applies, checkpatch --strict has no errors' \
 	'  check-bisect *   every prefix builds and boots, option off and on (hours)' \
-	'  deps-build deps-run deps-test *   only install those packages' \
+	'  deps-build deps-run deps-test deps-native *   only install those packages' \
 	'  export           write build/src/linux back to the patch files and series' \
 	'  bench            the benchmarks (multi-fault-all, syslatency), the slab sampler, the reports' \
 	'  clean distclean  remove what was built (distclean: all of build/)' \
-	'Knobs (scripts/compare-kernels --help, scripts/compare-syslatency --help):' \
+	'Knobs (scripts/compare-kernels, compare-syslatency, compare-native, native-sweep --help):' \
 	'  run:  RUN_KERNELS="$(strip $(RUN_KERNELS))" MAINLINE=1 DURATION=2 RUNS=2' \
 	'        BOOTS=2 VARIANTS VCPUS GUEST_MEM THP ICOUNT PROFILE_DURATION RESULTS' \
 	'  ab:   AB_KERNEL=$(AB_KERNEL) AB_SYSCTL=$(AB_SYSCTL) RUNS=6 (pairs) BOOTS=3' \
 	'        VARIANTS=single (one) DURATION VCPUS GUEST_MEM THP ICOUNT RESULTS' \
 	'  syslatency (EXPERIMENT=syslatency): RUN_KERNELS BOOTS DURATION HOLDS HOLD_MB' \
 	'        PRESSURE_MB PRESSURE VCPUS GUEST_MEM RESULTS' \
+	'  native (as root): LABEL DURATION=2 RUNS=2 BOOTS=2 VARIANTS THP PROFILE_DURATION RESULTS' \
+	'  native-sweep (as root): LABEL VARIANTS="serial each" DURATION=2 RUNS=2 BOOTS=1 THP RESULTS' \
 	'  test: TEST_KERNELS="$(strip $(TEST_KERNELS))"   soak: SOAK_DURATION=1800' \
 	'  check-bisect: FROM=N BOOT=0 QUICK=1   tree: FORCE=1' \
 	'Experiments (make run EXPERIMENT=NAME):'
@@ -82,6 +90,8 @@ deps-run: deps-build
 	@scripts/deps qemu run $(if $(filter mainline,$(RUN_KERNEL_NAMES)),mainline)
 deps-test: deps-build
 	@scripts/deps qemu run test
+deps-native:
+	@scripts/deps native
 
 tree: deps-build
 	@scripts/tree
@@ -128,6 +138,21 @@ ab: ab-check deps-run tree $(if $(findstring /,$(AB_KERNEL)),,kernel-$(AB_KERNEL
 	@scripts/compare-kernels --paired $(AB_SYSCTL) $(AB_KERNEL)
 ab-check:
 	@scripts/compare-kernels --check --paired $(AB_SYSCTL) $(AB_KERNEL)
+
+# Native mode, on the machine itself after booting the kernel LABEL names
+# (scripts/compare-native --help): the label and knobs are checked first.
+# LABEL may carry +SYSCTL=VALUE pieces.
+# The scripts build the benchmark and the reports themselves.
+native: native-check deps-native
+	@scripts/compare-native '$(LABEL)'
+native-check:
+	@scripts/compare-native --check '$(LABEL)'
+native-report:
+	@scripts/compare-native --report
+native-sweep: native-sweep-check deps-native
+	@scripts/native-sweep '$(LABEL)'
+native-sweep-check:
+	@scripts/native-sweep --check '$(LABEL)'
 
 # Wake-up latency under reclaim around held memory, kernel against kernel
 # (scripts/compare-syslatency --help); EXPERIMENT=syslatency sets it up.
