@@ -74,7 +74,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	}
 	/* One is a report too: native mode's first label, before the reboot. */
 	if (o->ndirs < 1)
-		fatal("need a kernel directory, or more, the first being the baseline (see --help)");
+		fatal("need a kernel directory, or more, the first the baseline (see --help)");
 	if (o->plot)
 		plot_check_paths(o->plot);
 }

@@ -275,11 +275,11 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (only_dirs || a[0] != '-' || !a[1])
+		if (only_dirs || a[0] != '-' || !a[1]) {
 			dirs[ndirs++] = argv[i];
-		else if (!strcmp(a, "--"))
+		} else if (!strcmp(a, "--")) {
 			only_dirs = 1;
-		else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage, stdout);
 			return 0;
 		} else if (!strcmp(a, "--plot")) {
