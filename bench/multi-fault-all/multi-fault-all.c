@@ -19,7 +19,10 @@
  *
  * Optional modes: every thread zaps its own slot instead of one thread
  * zapping all (--madvise=each), one VMA per thread (--vma-per-thread), THP
- * allowed (--thp), and an extra thread taking mmap_lock for write in a loop
+ * allowed (--thp), slots unmapped and mapped again instead of zapped, so
+ * that every round allocates page tables (--fresh), threads that map, touch
+ * and unmap chunks where the kernel places them, as ebizzy -m does
+ * (--churn), and an extra thread taking mmap_lock for write in a loop
  * (--writer), or, to tell what a second busy CPU costs by itself, an extra
  * thread that only spins in user space (--busy); --backing, --shared and
  * --access choose the mapping and the access.
@@ -44,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -77,6 +81,10 @@ enum madvise_mode { MADVISE_SERIAL, MADVISE_EACH };
 enum backing { BACKING_ANON, BACKING_MEMFD, BACKING_DIR };
 enum access_mode { ACCESS_WRITE, ACCESS_READ };
 
+#ifndef PR_SET_THP_DISABLE
+#define PR_SET_THP_DISABLE 41
+#endif
+
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21
 #endif
@@ -97,6 +105,8 @@ struct config {
 	enum access_mode access;
 	bool pageout;			/* MADV_PAGEOUT rather than MADV_DONTNEED */
 	bool swapcache;			/* and MADV_WILLNEED after it */
+	bool fresh;			/* munmap and mmap again, not zap */
+	bool churn;			/* a new chunk each round, kernel-placed */
 };
 
 /* One fault thread. Aligned so results written at the end share no line. */
@@ -210,8 +220,22 @@ static void usage(void)
 	       "  --madvise=each      every thread zaps its own slot\n"
 	       "  --same-vma          all slots in one VMA (default)\n"
 	       "  --vma-per-thread    one mapping per thread, with unmapped gaps between them\n"
+	       "  --fresh             unmap each slot and map it again in place instead of\n"
+	       "                      zapping it: every round faults in fresh memory and\n"
+	       "                      allocates its page tables (first touches), and each\n"
+	       "                      remap takes mmap_lock for write (anonymous private\n"
+	       "                      memory only)\n"
+	       "  --churn             no slots: each round every thread maps a new chunk of\n"
+	       "                      --fault-length bytes where the kernel places it (next to\n"
+	       "                      the others', often merged with them into one VMA),\n"
+	       "                      touches it and unmaps it, as ebizzy -m does with its\n"
+	       "                      records: every thread's mmap and munmap change VMAs the\n"
+	       "                      others fault in (anonymous private memory only; implies\n"
+	       "                      --madvise=each)\n"
 	       "  --thp               allow transparent huge pages (MADV_HUGEPAGE); by default\n"
-	       "                      MADV_NOHUGEPAGE keeps every fault a 4 KiB one\n"
+	       "                      MADV_NOHUGEPAGE keeps every fault a 4 KiB one (with\n"
+	       "                      --fresh and --churn, PR_SET_THP_DISABLE: no madvise\n"
+	       "                      per new mapping; with --thp, MADV_HUGEPAGE on each)\n"
 	       "  --writer            add one unpinned thread looping mmap/mprotect/munmap of a\n"
 	       "                      small region away from the slots, to take mmap_lock for\n"
 	       "                      write; reports ops/s (one op = one mmap+mprotect+munmap)\n"
@@ -262,8 +286,9 @@ static void usage(void)
 	       "faults_per_sec, per_thread_faults_per_sec, writer_ops, writer_ops_per_sec,\n"
 	       "fault_length, oversubscribe (1 when THREADS outnumbered the CPUs), backing\n"
 	       "(anon, memfd or dir), mapping (private or shared), access (read or write),\n"
-	       "drop (dontneed, pageout or swapcache) and major_faults (of faults, those\n"
-	       "that read swap).\n"
+	       "drop (dontneed, pageout, swapcache, remap for --fresh or munmap for\n"
+	       "--churn, whose vma is 'churn') and major_faults (of faults, those that\n"
+	       "read swap).\n"
 	       "Faults are page faults taken, not pages mapped: with fault-around they are\n"
 	       "fewer than pages_touched, and the line in words says so.\n"
 	       "On stderr: one line at the start saying what runs.\n"
@@ -393,7 +418,7 @@ enum {
 	OPT_SECONDS = 256, OPT_FAULT_LENGTH, OPT_MADVISE, OPT_SAME_VMA,
 	OPT_VMA_PER_THREAD, OPT_THP, OPT_WRITER, OPT_BUSY, OPT_STRICT_CPUS,
 	OPT_OVERSUBSCRIBE, OPT_BACKING, OPT_PRIVATE, OPT_SHARED, OPT_ACCESS,
-	OPT_PAGEOUT, OPT_SWAPCACHE,
+	OPT_PAGEOUT, OPT_SWAPCACHE, OPT_FRESH, OPT_CHURN,
 };
 
 static const struct option long_options[] = {
@@ -413,6 +438,8 @@ static const struct option long_options[] = {
 	{ "access",		required_argument,	NULL, OPT_ACCESS },
 	{ "pageout",		no_argument,		NULL, OPT_PAGEOUT },
 	{ "swapcache",		no_argument,		NULL, OPT_SWAPCACHE },
+	{ "fresh",		no_argument,		NULL, OPT_FRESH },
+	{ "churn",		no_argument,		NULL, OPT_CHURN },
 	{ "help",		no_argument,		NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -437,7 +464,7 @@ static void __attribute__((noreturn)) bad_option(int c, char **argv)
 
 static void parse_args(int argc, char **argv, struct config *cfg, size_t page_size)
 {
-	bool same_vma = false, private = false;
+	bool same_vma = false, private = false, madvise_given = false;
 	int c;
 
 	*cfg = (struct config) {
@@ -456,6 +483,7 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 			break;
 		case OPT_MADVISE:
 			cfg->madvise = parse_madvise(optarg);
+			madvise_given = true;
 			break;
 		case OPT_SAME_VMA:
 			same_vma = true;
@@ -496,6 +524,12 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 		case OPT_SWAPCACHE:
 			cfg->pageout = cfg->swapcache = true;
 			break;
+		case OPT_FRESH:
+			cfg->fresh = true;
+			break;
+		case OPT_CHURN:
+			cfg->churn = true;
+			break;
 		case 'h':
 			usage();
 			exit(0);
@@ -513,6 +547,19 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 			     cfg->access != ACCESS_WRITE))
 		usage_error("--%s swaps anonymous private memory written to: not with --backing, --shared or --access=read",
 			    cfg->swapcache ? "swapcache" : "pageout");
+	if (cfg->fresh && cfg->churn)
+		usage_error("--fresh and --churn conflict: give one");
+	if ((cfg->fresh || cfg->churn) &&
+	    (cfg->pageout || cfg->backing != BACKING_ANON || cfg->shared))
+		usage_error("--%s maps anonymous private memory: not with --pageout, --swapcache, --backing or --shared",
+			    cfg->fresh ? "fresh" : "churn");
+	if (cfg->churn && (same_vma || cfg->vma_per_thread))
+		usage_error("--churn places its chunks where the kernel chooses: not with --%s",
+			    same_vma ? "same-vma" : "vma-per-thread");
+	if (cfg->churn && madvise_given && cfg->madvise != MADVISE_EACH)
+		usage_error("--churn unmaps each thread's own chunk: not with --madvise=serial");
+	if (cfg->churn)
+		cfg->madvise = MADVISE_EACH;
 	if (argc - optind > 1)
 		usage_error("unexpected extra argument '%s': only THREADS is positional",
 			    argv[optind + 1]);
@@ -604,6 +651,10 @@ static void map_slots(struct bench *b)
 	size_t mapped = cfg->vma_per_thread ? span : total;
 	char *raw, *base;
 
+	/* Churn's chunks are mapped by their threads, where the kernel likes. */
+	if (cfg->churn)
+		return;
+
 	raw = mmap(NULL, total + 2 * PMD_BYTES, PROT_NONE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (raw == MAP_FAILED)
@@ -618,7 +669,9 @@ static void map_slots(struct bench *b)
 
 		/* A file maps at the slot's own offset: slot i, byte i * stride. */
 		map_fixed_rw(b, start, mapped, (off_t)i * b->slot_stride);
-		set_thp(start, mapped, cfg->thp);
+		/* --fresh's remaps must merge back: same flags, no VM_NOHUGEPAGE. */
+		if (cfg->thp || !cfg->fresh)
+			set_thp(start, mapped, cfg->thp);
 		if (cfg->vma_per_thread)
 			unmap(start + span, b->slot_stride - span);
 	}
@@ -765,6 +818,8 @@ static void setup(struct bench *b)
 	/* The seed's 8 MiB, or the slot plus a 2 MiB gap when that is more. */
 	b->slot_stride = span + PMD_BYTES > MIN_SLOT_STRIDE ? span + PMD_BYTES : MIN_SLOT_STRIDE;
 	open_backing(b);
+	if ((cfg->fresh || cfg->churn) && !cfg->thp && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
+		die_errno("prctl(PR_SET_THP_DISABLE)");
 	if (cfg->writer)
 		reserve_writer(b);
 	/* Main joins the start barrier: it maps the slots while threads wait. */
@@ -796,9 +851,30 @@ static void read_pages(struct worker *w, size_t len, size_t page_size)
 	w->sink = sum;
 }
 
+/*
+ * A new anonymous mapping of len bytes, at addr (MAP_FIXED) or, for addr
+ * NULL, where the kernel places it. THP was refused for the whole process
+ * (PR_SET_THP_DISABLE) unless --thp: no madvise per mapping then.
+ */
+static char *map_new(const struct config *cfg, char *addr, size_t len)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (addr ? MAP_FIXED : 0);
+	char *p = mmap(addr, len, PROT_READ | PROT_WRITE, flags, -1, 0);
+
+	if (p == MAP_FAILED)
+		die_errno("mmap");
+	if (cfg->thp)
+		set_thp(p, len, true);
+	return p;
+}
+
 static void zap(const struct config *cfg, char *addr, size_t len)
 {
-	if (cfg->pageout) {
+	if (cfg->fresh || cfg->churn) {
+		unmap(addr, len);
+		if (cfg->fresh)
+			map_new(cfg, addr, len);
+	} else if (cfg->pageout) {
 		if (madvise(addr, len, MADV_PAGEOUT))
 			die_errno("madvise(MADV_PAGEOUT)");
 		/* zram would swap in without the swap cache: read it in now */
@@ -856,6 +932,8 @@ static void access_slot(struct worker *w)
 {
 	struct bench *b = w->bench;
 
+	if (b->cfg.churn)
+		w->slot = map_new(&b->cfg, NULL, b->cfg.fault_length);
 	if (b->cfg.access == ACCESS_READ)
 		read_pages(w, b->cfg.fault_length, b->page_size);
 	else
@@ -1028,9 +1106,12 @@ static void print_mode(FILE *f, const struct config *cfg)
 {
 	fprintf(f, "madvise=%s, %s, THP %s, %s",
 		cfg->madvise == MADVISE_EACH ? "each" : "serial",
+		cfg->churn ? "a chunk per thread and round, mapped and unmapped" :
 		cfg->vma_per_thread ? "one VMA per thread" : "one VMA",
 		cfg->thp ? "allowed" : "off",
 		cfg->writer ? "with writer" : cfg->busy ? "with busy thread" : "no writer");
+	if (cfg->fresh)
+		fprintf(f, ", unmapped and mapped again each round");
 	if (cfg->swapcache)
 		fprintf(f, ", paged out to swap and read back into the swap cache");
 	else if (cfg->pageout)
@@ -1095,7 +1176,7 @@ static void config_pairs(const struct bench *b, struct config_pair *p)
 	(p[n].key = (k), snprintf(p[n].value, sizeof(p[n].value), fmt, __VA_ARGS__), n++)
 	PAIR("threads", "%u", cfg->nthreads);
 	PAIR("madvise", "%s", cfg->madvise == MADVISE_EACH ? "each" : "serial");
-	PAIR("vma", "%s", cfg->vma_per_thread ? "per-thread" : "same");
+	PAIR("vma", "%s", cfg->churn ? "churn" : cfg->vma_per_thread ? "per-thread" : "same");
 	PAIR("thp", "%s", cfg->thp ? "on" : "off");
 	PAIR("writer", "%d", cfg->writer);
 	PAIR("busy", "%d", cfg->busy);
@@ -1104,7 +1185,8 @@ static void config_pairs(const struct bench *b, struct config_pair *p)
 	PAIR("backing", "%s", backing_key(cfg));
 	PAIR("mapping", "%s", cfg->shared ? "shared" : "private");
 	PAIR("access", "%s", cfg->access == ACCESS_READ ? "read" : "write");
-	PAIR("drop", "%s", cfg->swapcache ? "swapcache" : cfg->pageout ? "pageout" : "dontneed");
+	PAIR("drop", "%s", cfg->churn ? "munmap" : cfg->fresh ? "remap" :
+	     cfg->swapcache ? "swapcache" : cfg->pageout ? "pageout" : "dontneed");
 #undef PAIR
 }
 
