@@ -35,7 +35,7 @@ static const char usage[] =
 /* The report: its sections in order. */
 static void (*const sections[])(const struct data *d, FILE *out) = {
 	report_conditions, report_rates, report_icount, report_extra,
-	report_locks, report_vmstat, report_perfstat,
+	report_aborts, report_locks, report_vmstat, report_perfstat,
 };
 
 struct options {

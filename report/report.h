@@ -19,6 +19,7 @@ void report_conditions(const struct data *d, FILE *out);
 void report_rates(const struct data *d, FILE *out);
 void report_icount(const struct data *d, FILE *out);
 void report_extra(const struct data *d, FILE *out);
+void report_aborts(const struct data *d, FILE *out);
 void report_locks(const struct data *d, FILE *out);
 void report_vmstat(const struct data *d, FILE *out);
 void report_perfstat(const struct data *d, FILE *out);
