@@ -118,6 +118,8 @@ struct worker {
 	char *slot;			/* start of its fault_length bytes */
 	uint64_t faults;		/* minor + major faults while measuring */
 	uint64_t major;			/* major ones: --pageout's swap-ins */
+	uint64_t chunks;		/* --churn: chunks it mapped and touched */
+	double elapsed;			/* --churn: how long it measured */
 	volatile unsigned long sink;	/* --access=read: the bytes' sum */
 } __attribute__((aligned(64)));
 
@@ -150,9 +152,10 @@ struct bench {
 	 */
 	pthread_mutex_t writer_lock;
 	bool writer_stop;
-	/* Written by thread 0, read by main after pthread_join(). */
+	/* Written by thread 0 (--churn: main), read by main after pthread_join(). */
 	uint64_t rounds;
 	double elapsed;
+	uint64_t touched;		/* --churn: pages touched by all threads */
 };
 
 /* Argument errors: one line naming the problem, exit status 2. */
@@ -225,13 +228,14 @@ static void usage(void)
 	       "                      allocates its page tables (first touches), and each\n"
 	       "                      remap takes mmap_lock for write (anonymous private\n"
 	       "                      memory only)\n"
-	       "  --churn             no slots: each round every thread maps a new chunk of\n"
-	       "                      --fault-length bytes where the kernel places it (next to\n"
-	       "                      the others', often merged with them into one VMA),\n"
-	       "                      touches it and unmaps it, as ebizzy -m does with its\n"
-	       "                      records: every thread's mmap and munmap change VMAs the\n"
-	       "                      others fault in (anonymous private memory only; implies\n"
-	       "                      --madvise=each)\n"
+	       "  --churn             no slots and no rounds in step: every thread maps a chunk\n"
+	       "                      of --fault-length bytes where the kernel places it (next\n"
+	       "                      to the others', often merged with them into one VMA),\n"
+	       "                      touches it and unmaps it, again and again on its own,\n"
+	       "                      as ebizzy -m does with its records: every thread's mmap\n"
+	       "                      and munmap change VMAs the others fault in (anonymous\n"
+	       "                      private memory only; implies --madvise=each; rounds\n"
+	       "                      are the mean chunks per thread)\n"
 	       "  --thp               allow transparent huge pages (MADV_HUGEPAGE); by default\n"
 	       "                      MADV_NOHUGEPAGE keeps every fault a 4 KiB one (with\n"
 	       "                      --fresh and --churn, PR_SET_THP_DISABLE: no madvise\n"
@@ -940,6 +944,32 @@ static void access_slot(struct worker *w)
 		touch_pages(w->slot, b->cfg.fault_length, b->page_size);
 }
 
+/*
+ * --churn: no rounds in step, as in ebizzy: each thread maps, touches and
+ * unmaps its chunks on its own, so one thread's mmap() and munmap() land
+ * while the others fault. A first chunk is not measured.
+ */
+static void churn(struct worker *w)
+{
+	struct bench *b = w->bench;
+	uint64_t faults, major;
+	double start, t;
+
+	access_slot(w);
+	zap_slots(w);
+	faults = thread_faults(false);
+	major = thread_faults(true);
+	start = now();
+	while ((t = now()) - start < b->cfg.seconds) {
+		access_slot(w);
+		zap_slots(w);
+		w->chunks++;
+	}
+	w->elapsed = t - start;
+	w->faults = thread_faults(false) - faults;
+	w->major = thread_faults(true) - major;
+}
+
 static void *fault_thread(void *arg)
 {
 	struct worker *w = arg;
@@ -948,6 +978,10 @@ static void *fault_thread(void *arg)
 	double start;
 
 	barrier(&b->start);
+	if (b->cfg.churn) {
+		churn(w);
+		return NULL;
+	}
 	/* The warm-up round; the loop's first barrier ends its zap. */
 	access_slot(w);
 	barrier(&b->round);
@@ -1071,6 +1105,18 @@ static void join_threads(struct bench *b)
 
 	for (unsigned int i = 0; i < cfg->nthreads; i++)
 		check_pthread(pthread_join(b->workers[i].tid, NULL), "pthread_join");
+	/* --churn: rounds are each thread's own; the rate is over the longest. */
+	if (cfg->churn) {
+		uint64_t chunks = 0;
+
+		for (unsigned int i = 0; i < cfg->nthreads; i++) {
+			chunks += b->workers[i].chunks;
+			if (b->workers[i].elapsed > b->elapsed)
+				b->elapsed = b->workers[i].elapsed;
+		}
+		b->rounds = chunks / cfg->nthreads;
+		b->touched = chunks * (cfg->fault_length / b->page_size);
+	}
 	if (cfg->writer || cfg->busy) {
 		pthread_mutex_lock(&b->writer_lock);
 		b->writer_stop = true;
@@ -1200,7 +1246,7 @@ static void report(const struct bench *b)
 {
 	const struct config *cfg = &b->cfg;
 	uint64_t pages = cfg->fault_length / b->page_size;
-	uint64_t touched = b->rounds * pages * cfg->nthreads;
+	uint64_t touched = cfg->churn ? b->touched : b->rounds * pages * cfg->nthreads;
 	uint64_t faults = 0, major = 0;
 	struct config_pair pairs[CONFIG_PAIRS];
 	double fps, wps;
