@@ -138,6 +138,18 @@ static bool rwsem_held_write(struct rw_semaphore *sem)
 #define smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #endif
 
+/* The debug kernels' abort attribution (DEBUG_SPF_ABORT_WRITERS): off. */
+#ifndef IS_ENABLED
+#define IS_ENABLED(option) 0
+#endif
+static inline void vma_init_mark_ip(struct vm_area_struct *vma) { (void)vma; }
+static inline void spf_writer_mark(struct vm_area_struct *vma) { (void)vma; }
+static inline void spf_writer_abort(struct vm_area_struct *vma, bool busy)
+{
+	(void)vma;
+	(void)busy;
+}
+
 #include "spf-protocol.h"
 
 /*
@@ -759,6 +771,32 @@ static bool op_merge(struct thread *t)
 }
 
 /*
+ * vma_merge()/__vma_adjust() growing a VMA into the hole above it (mremap()
+ * in place, a mapping merged into it): the VMA is marked; the next one,
+ * left as it is, is not, and its faults go on.
+ */
+static bool op_expand(struct thread *t)
+{
+	struct vm_area_struct *vma = vma_at(page_addr(rnd(t) % NR_PAGES));
+	unsigned long old_end;
+	struct label old;
+
+	if (!vma || vma->vm_end >= page_addr(NR_PAGES) || vma_at(vma->vm_end))
+		return false;
+	old_end = vma->vm_end;
+	rewrite_ptes(t, old_end, old_end + PAGE_SIZE_M, NULL, NULL,
+		     "expand into a hole");
+	old = label_of(vma);
+	vma_start_write(vma);
+	vma->vm_end = old_end + PAGE_SIZE_M;
+	vma->gen++;
+	tree_store(vma->vm_start, vma->vm_end, vma);
+	widen(t);
+	rewrite_ptes(t, vma->vm_start, old_end, &old, vma, "expand");
+	return false;
+}
+
+/*
  * do_mas_align_munmap(): split the VMAs at the edges, mark the ones inside
  * detached, unlink them, maybe downgrade mmap_lock, zap, free. Returns
  * whether mmap_lock was downgraded.
@@ -865,7 +903,7 @@ static void *writer(void *arg)
 		op_mprotect, op_mprotect, op_mprotect, op_mprotect,
 		op_merge, op_merge, op_merge, op_merge,
 		op_munmap, op_munmap, op_mmap, op_mmap, op_mmap,
-		op_dontneed, op_dontneed, op_mprotect,
+		op_dontneed, op_dontneed, op_expand,
 	};
 	struct thread *t = arg;
 
