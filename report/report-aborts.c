@@ -22,18 +22,6 @@ struct abort_share {
 	double count;
 };
 
-/* The sum over the boots of a metric; NaN when no boot has it. */
-static double total(const struct data *d, size_t k, size_t v, const char *metric)
-{
-	double *x, s = 0;
-	size_t n = data_values(d, k, v, metric, 0, &x), i;
-
-	for (i = 0; i < n; i++)
-		s += x[i];
-	free(x);
-	return n ? s : NAN;
-}
-
 static int by_count(const void *pa, const void *pb)
 {
 	const struct abort_share *a = pa, *b = pb;
@@ -56,7 +44,7 @@ static char *top_aborts(const struct data *d, size_t k, size_t v, double attempt
 
 		if (strncmp(d->metrics[m], prefix, strlen(prefix)))
 			continue;
-		c = total(d, k, v, d->metrics[m]);
+		c = data_sum(d, k, v, d->metrics[m]);
 		if (isnan(c) || c <= 0)
 			continue;
 		a[n].name = d->metrics[m] + strlen(prefix);
@@ -97,9 +85,9 @@ void report_aborts(const struct data *d, FILE *out)
 	table_cell(&t, "gave up most for (share of attempts)");
 	for (v = 0; v < d->nvariants; v++)
 		for (k = 0; k < d->nk; k++) {
-			double attempts = total(d, k, v, "vmstat/spf_attempt");
-			double success = total(d, k, v, "vmstat/spf_success");
-			double faults = total(d, k, v, "vmstat/pgfault");
+			double attempts = data_sum(d, k, v, "vmstat/spf_attempt");
+			double success = data_sum(d, k, v, "vmstat/spf_success");
+			double faults = data_sum(d, k, v, "vmstat/pgfault");
 			char *top;
 
 			if (isnan(attempts) || isnan(success))

@@ -5,6 +5,7 @@
  * (vmstat/...), kernels in columns.
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,13 +44,9 @@ static int classify(const char *type, const char *caller)
 
 static double sum(const struct data *d, size_t k, size_t v, const char *metric)
 {
-	double *x, s = 0;
-	size_t n = data_values(d, k, v, metric, 0, &x);
+	double s = data_sum(d, k, v, metric);
 
-	while (n--)
-		s += x[n];
-	free(x);
-	return s;
+	return isnan(s) ? 0 : s;
 }
 
 static double max_of(const struct data *d, size_t k, size_t v, const char *metric)

@@ -324,6 +324,17 @@ size_t data_values(const struct data *d, size_t k, size_t variant,
 	return n;
 }
 
+double data_sum(const struct data *d, size_t k, size_t variant, const char *metric)
+{
+	double *x, s = 0;
+	size_t n = data_values(d, k, variant, metric, 0, &x), i;
+
+	for (i = 0; i < n; i++)
+		s += x[i];
+	free(x);
+	return n ? s : NAN;
+}
+
 size_t data_boots(const struct data *d, size_t k, size_t variant,
 		  const char *prefix)
 {

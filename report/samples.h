@@ -87,6 +87,9 @@ long data_metric(const struct data *d, const char *name);
 size_t data_values(const struct data *d, size_t k, size_t variant,
 		   const char *metric, int per_boot, double **v);
 
+/* The sum of every sample of a metric of one kernel and variant; NaN without any. */
+double data_sum(const struct data *d, size_t k, size_t variant, const char *metric);
+
 /* Boots of kernel k and variant with any metric starting with prefix. */
 size_t data_boots(const struct data *d, size_t k, size_t variant,
 		  const char *prefix);
