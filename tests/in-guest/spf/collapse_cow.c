@@ -24,6 +24,14 @@
  * The window is reached when writes overlapped a collapse that went
  * through (spf_abort_vma_busy or spf_abort_vma_changed: the collapse's
  * mark stopped a copy).
+ *
+ * The writers must come while the collapse waits, after it dropped the
+ * PTE lock: the main thread runs on CPU 0, the writers on CPU 1 (the
+ * wait does not let CPU 0 run a writer woken there), and a round in
+ * which a copy found the PTE lock taken (spf_abort_pte_lock: the writers
+ * came during the first two steps, and on a kernel that marks late they
+ * then wait for the collapse on mmap_lock and miss the window) starts
+ * the writers of the next round a millisecond later.
  */
 #include "spf_file.h"
 #include "spf_window.h"
@@ -31,6 +39,8 @@
 #define DELAY "collapse:20000"
 #define NPAGES 512
 #define WRITERS 2
+#define START_US 2000		/* the writers' first start after the collapse */
+#define START_MAX_US 18000	/* below the delay's end */
 
 struct ctx {
 	char *base;
@@ -49,6 +59,9 @@ static void *writer(void *arg)
 	struct ctx *c = a->c;
 	int t = a->id, seen = 0;
 
+	if (pin_to_cpu(1))
+		fail(c->fb, "writer %d: cannot run on CPU 1: %s", t,
+		     strerror(errno));
 	while (!atomic_load(&c->stop)) {
 		int r = atomic_load(&c->round);
 
@@ -80,7 +93,7 @@ TEST_F_TIMEOUT(collapse_cow, race, SPF_TIMEOUT)
 {
 	struct ctx *c;
 	double end = now_s() + test_seconds();
-	long rounds = 0, collapsed = 0, failed_collapses = 0;
+	long rounds = 0, collapsed = 0, failed_collapses = 0, early = 0;
 	struct team tm = { .keep_nice = true };
 	uint64_t *buf;
 	char *base;
@@ -90,7 +103,7 @@ TEST_F_TIMEOUT(collapse_cow, race, SPF_TIMEOUT)
 	ASSERT_NE(MAP_FAILED, c);
 	c->fb = failbox_new();
 	ASSERT_NE(NULL, c->fb);
-	c->start_us = 2000;
+	c->start_us = START_US;
 	c->fd = memfd_create("spf-collapse-cow", MFD_CLOEXEC);
 	ASSERT_LE(0, c->fd);
 	buf = malloc(2 * NPAGES * PS);
@@ -111,9 +124,12 @@ TEST_F_TIMEOUT(collapse_cow, race, SPF_TIMEOUT)
 	 */
 	madvise(c->base, PMD_SIZE_, MADV_COLLAPSE);
 
+	ASSERT_EQ(0, pin_to_cpu(0));
 	SPF_BEGIN(spf0);
 	ASSERT_EQ(0, team_run(&tm, WRITERS, writer, c));
 	for (int r = 1; !failed(c->fb); r++) {
+		long long locked;
+
 		ASSERT_EQ(0, madvise(c->base, PMD_SIZE_, MADV_DONTNEED));
 		*word_of(c->base, 0, WRITERS) = 1;
 		ASSERT_EQ(0, madvise(c->base, PS, MADV_DONTNEED));
@@ -121,6 +137,7 @@ TEST_F_TIMEOUT(collapse_cow, race, SPF_TIMEOUT)
 			(void)*word_of(c->base, p, WRITERS);
 		memset(c->expect, 0, sizeof(c->expect));
 		atomic_store(&c->done, 0);
+		locked = vmstat("spf_abort_pte_lock");
 		atomic_store(&c->round, r);
 		if (!madvise(c->base, PMD_SIZE_, MADV_COLLAPSE)) {
 			collapsed++;
@@ -134,6 +151,12 @@ TEST_F_TIMEOUT(collapse_cow, race, SPF_TIMEOUT)
 		while (atomic_load(&c->done) < WRITERS)
 			sched_yield();
 		rounds++;
+		if (vmstat("spf_abort_pte_lock") > locked &&
+		    c->start_us < START_MAX_US) {
+			/* the writers came while step 1 or 2 held the lock */
+			early++;
+			c->start_us += 1000;
+		}
 		for (int t = 0; t < WRITERS; t++) {
 			for (long p = t; p < NPAGES; p += WRITERS) {
 				uint64_t v = *word_of(c->base, p, t);
@@ -159,8 +182,8 @@ TEST_F_TIMEOUT(collapse_cow, race, SPF_TIMEOUT)
 	team_join(&tm);
 	SPF_END(spf0, "spf_abort_vma_busy", "spf_abort_vma_changed");
 
-	TH_LOG("%ld rounds, %ld collapses through (%ld failed; writers started %d us after)",
-	       rounds, collapsed, failed_collapses, c->start_us);
+	TH_LOG("%ld rounds, %ld collapses through (%ld failed, %ld with the writers too early; writers started %d us after)",
+	       rounds, collapsed, failed_collapses, early, c->start_us);
 	failbox_report(c->fb);
 	EXPECT_EQ(0, failed(c->fb));
 	EXPECT_LT(0, collapsed);
