@@ -11,7 +11,8 @@
  *
  *  - readers that fault like handle_speculative_fault(): look the VMA up,
  *    copy it, check the copy, then, like spf_pte_lock(), check again, try
- *    the page table's lock and check once more under it before they
+ *    the page table's lock (when it is held: wait, giving up on a mark,
+ *    and check again, a few times) and check once more under it before they
  *    install a PTE in the model page table, recording which VMA (id and
  *    generation) it came from and whether it is writable;
  *
@@ -239,8 +240,10 @@ static struct label label_of(const struct vm_area_struct *vma)
 }
 
 /* Options, counters, violations. */
-enum mutation { MUTATE_NONE, MUTATE_NO_MARK, MUTATE_NO_RECHECK };
-static const char *const mutation_names[] = { "none", "no-mark", "no-recheck" };
+enum mutation { MUTATE_NONE, MUTATE_NO_MARK, MUTATE_NO_RECHECK, MUTATE_PTE_WAIT };
+static const char *const mutation_names[] = {
+	"none", "no-mark", "no-recheck", "pte-wait",
+};
 
 static double opt_seconds = 2;
 static unsigned int opt_readers = 4, opt_writers = 2;
@@ -254,17 +257,18 @@ enum abort_reason {
 	ABORT_BOUNDS,		/* the address is outside the copy */
 	ABORT_ACCESS,		/* the copy's flags forbid the access */
 	ABORT_CHANGED_PTE,	/* spf_pte_lock()'s check before the lock */
-	ABORT_PTE_LOCK,		/* spf_pte_lock()'s trylock */
+	ABORT_PTE_LOCK,		/* spf_pte_lock()'s trylock, after its waits */
+	ABORT_CHANGED_WAIT,	/* marked while waiting for the lock */
 	ABORT_CHANGED_LOCKED,	/* spf_pte_lock()'s check under the lock */
 	NR_ABORTS
 };
 static const char *const abort_names[] = {
 	"no_vma", "busy", "changed", "bounds", "access", "changed_pte",
-	"pte_lock", "changed_locked",
+	"pte_lock", "changed_wait", "changed_locked",
 };
 
 struct counters {
-	unsigned long lookups, validations, installs, present;
+	unsigned long lookups, validations, installs, present, waited;
 	unsigned long aborts[NR_ABORTS];
 	unsigned long episodes, ops;
 };
@@ -385,6 +389,9 @@ void copy_vma(struct vm_area_struct *dst, const struct vm_area_struct *src)
 		d[i] = s[i];
 }
 
+/* spf_pte_map_lock()'s tries of the PTE lock before it gives up. */
+#define PTE_LOCK_TRIES 4
+
 static void count_abort(struct thread *t, enum abort_reason why)
 {
 	t->c.aborts[why]++;
@@ -398,15 +405,40 @@ static void fault_pte(struct thread *t, struct vm_area_struct *vma, int seq,
 	unsigned long page = addr_page(addr);
 	struct page_table *pt = &pts[page / PT_PAGES];
 	struct pte *pte = &pt->pte[page % PT_PAGES];
+	int tries = PTE_LOCK_TRIES;
+	bool waited = false;
 
+again:
 	if (!vma_speculation_valid(vma, seq)) {
 		count_abort(t, ABORT_CHANGED_PTE);
 		return;
 	}
 	widen(t);
 	if (pthread_mutex_trylock(&pt->ptl)) {
-		count_abort(t, ABORT_PTE_LOCK);
-		return;
+		/*
+		 * spf_pte_lock_wait(): wait for the holder, giving up on a
+		 * mark, and start again from the check; the mutation waits
+		 * blind and keeps what it checked before.
+		 */
+		if (!--tries) {
+			count_abort(t, ABORT_PTE_LOCK);
+			return;
+		}
+		waited = true;
+		if (opt_mutate == MUTATE_PTE_WAIT) {
+			pthread_mutex_lock(&pt->ptl);
+			goto locked;
+		}
+		while (pthread_mutex_trylock(&pt->ptl)) {
+			if (!vma_speculation_valid(vma, seq)) {
+				count_abort(t, ABORT_CHANGED_WAIT);
+				return;
+			}
+			sched_yield();
+		}
+		/* seen free: let go, as the kernel only looks */
+		pthread_mutex_unlock(&pt->ptl);
+		goto again;
 	}
 	if (opt_mutate != MUTATE_NO_RECHECK &&
 	    !vma_speculation_valid(vma, seq)) {
@@ -414,6 +446,8 @@ static void fault_pte(struct thread *t, struct vm_area_struct *vma, int seq,
 		count_abort(t, ABORT_CHANGED_LOCKED);
 		return;
 	}
+locked:
+	t->c.waited += waited;
 	if (!pte->present || (write && !pte->write)) {
 		/*
 		 * A new page, the zero page, or a write-protected page made
@@ -983,7 +1017,9 @@ static void usage(FILE *f)
 "  --seed N         seed of the random numbers (default: from the clock)\n"
 "  --mutate=M       open a hole the checker must find: no-mark (mprotect does\n"
 "                   not vma_start_write() the VMA it changes), no-recheck (no\n"
-"                   check under the page table lock), none (default)\n"
+"                   check under the page table lock), pte-wait (a fault that\n"
+"                   waited for the page table lock takes it and checks\n"
+"                   nothing again), none (default)\n"
 "  --help           this text\n"
 "\n"
 "Prints one line of counts. Exit status: 0 no violation, 1 violations,\n"
@@ -1067,7 +1103,7 @@ static void parse_args(int argc, char **argv)
 				if (!strcmp(val, mutation_names[m]))
 					break;
 			if (m == ARRAY_SIZE(mutation_names))
-				usage_error("--mutate: unknown mutation '%s' (known: none no-mark no-recheck)",
+				usage_error("--mutate: unknown mutation '%s' (known: none no-mark no-recheck pte-wait)",
 					    val);
 			opt_mutate = m;
 		}
@@ -1125,6 +1161,7 @@ int main(int argc, char **argv)
 		sum.validations += threads[i].c.validations;
 		sum.installs += threads[i].c.installs;
 		sum.present += threads[i].c.present;
+		sum.waited += threads[i].c.waited;
 		for (unsigned int a = 0; a < NR_ABORTS; a++)
 			sum.aborts[a] += threads[i].c.aborts[a];
 		sum.episodes += threads[i].c.episodes;
@@ -1137,10 +1174,10 @@ int main(int argc, char **argv)
 	teardown();
 	rcu_unregister_thread();
 
-	printf("seconds=%g readers=%u writers=%u seed=%lu mutate=%s lookups=%lu validations=%lu installs=%lu present=%lu",
+	printf("seconds=%g readers=%u writers=%u seed=%lu mutate=%s lookups=%lu validations=%lu installs=%lu present=%lu waited=%lu",
 	       opt_seconds, opt_readers, opt_writers, opt_seed,
 	       mutation_names[opt_mutate], sum.lookups, sum.validations,
-	       sum.installs, sum.present);
+	       sum.installs, sum.present, sum.waited);
 	for (unsigned int a = 0; a < NR_ABORTS; a++)
 		printf(" abort_%s=%lu", abort_names[a], sum.aborts[a]);
 	printf(" episodes=%lu ops=%lu vmas_freed=%lu violations=%lu\n",
