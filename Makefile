@@ -2,7 +2,7 @@
 # Kernels build one at a time (each uses every core): this file is serial.
 .NOTPARALLEL:
 .SUFFIXES:
-.PHONY: help run run-kernels run-check ab ab-check syslatency syslatency-check test soak kcsan tree export check-patches check-bisect kernels bench \
+.PHONY: help run run-kernels run-check ab ab-check syslatency syslatency-check test soak kcsan tree export check-patches check-bisect kernels bench coherence \
 	tests-build clean distclean deps-build deps-run deps-test deps-native \
 	native native-check native-report native-sweep native-sweep-check
 
@@ -68,6 +68,7 @@ help:
 	'  deps-build deps-run deps-test deps-native *   only install those packages' \
 	'  export           write build/src/linux back to the patch files and series' \
 	'  bench            the benchmarks (multi-fault-all, syslatency), the slab sampler, the reports' \
+	'  coherence        the cache-coherence simulator, a QEMU plugin (build/coherence/coherence.so)' \
 	'  clean distclean  remove what was built (distclean: all of build/)' \
 	'Knobs (scripts/compare-kernels, compare-syslatency, compare-native, native-sweep --help):' \
 	'  run:  RUN_KERNELS="$(strip $(RUN_KERNELS))" MAINLINE=1 DURATION=2 RUNS=2' \
@@ -119,6 +120,11 @@ bench:
 	@$(MAKE) -s -C guest/slab-peak
 	@$(MAKE) -s -C report
 
+# The cache-coherence simulator: a QEMU 7.2 TCG plugin that counts the
+# cache lines vCPUs take from each other (qemu/coherence/coherence.c).
+coherence:
+	@$(MAKE) -s -C qemu/coherence
+
 tests-build: tree
 	@scripts/build-tests
 
@@ -161,7 +167,7 @@ syslatency: syslatency-check deps-run tree $(addprefix kernel-,$(RUN_KERNEL_NAME
 syslatency-check:
 	@scripts/compare-syslatency --check $(RUN_KERNELS)
 
-test: deps-test tree kernels tests-build
+test: deps-test tree kernels tests-build coherence
 	@tests/run
 
 # The stressors and race tests for a chosen time (SOAK_DURATION seconds, default 1800).
@@ -174,7 +180,7 @@ kcsan: deps-test tree kernel-spf-kcsan tests-build
 	@tests/run qemu/spf-kcsan
 
 clean:
-	rm -rf build/kernels build/qemu build/tests build/model
+	rm -rf build/kernels build/qemu build/tests build/model build/coherence
 	@$(MAKE) -s -C bench/multi-fault-all clean
 	@$(MAKE) -s -C bench/syslatency clean
 	@$(MAKE) -s -C report clean
