@@ -2,8 +2,10 @@
 /*
  * The report's speculation table: per variant and kernel with spf_*
  * counters, the faults speculation tried (spf_attempt per 100 page faults),
- * the share of attempts it completed (spf_success) and the reasons it gave
- * up most often (spf_abort_*), as shares of attempts. From the boots'
+ * the share of attempts it completed (spf_success), the share that took
+ * the PTE lock after waiting for it (spf_pte_lock_waited, on kernels that
+ * wait) and the reasons it gave up most often (spf_abort_*), as shares of
+ * attempts. From the boots'
  * /proc/vmstat deltas (vmstat/...), summed over the boots.
  */
 #include <math.h>
@@ -75,19 +77,21 @@ void report_aborts(const struct data *d, FILE *out)
 	struct table t;
 	size_t v, k, rows = 0;
 
-	table_init(&t, "llrrrl");
+	table_init(&t, "llrrrrl");
 	table_row(&t);
 	table_cell(&t, "variant");
 	table_cell(&t, "kernel");
 	table_cell(&t, "tried");
 	table_cell(&t, "attempts");
 	table_cell(&t, "completed");
+	table_cell(&t, "waited");
 	table_cell(&t, "gave up most for (share of attempts)");
 	for (v = 0; v < d->nvariants; v++)
 		for (k = 0; k < d->nk; k++) {
 			double attempts = data_sum(d, k, v, "vmstat/spf_attempt");
 			double success = data_sum(d, k, v, "vmstat/spf_success");
 			double faults = data_sum(d, k, v, "vmstat/pgfault");
+			double waited = data_sum(d, k, v, "vmstat/spf_pte_lock_waited");
 			char *top;
 
 			if (isnan(attempts) || isnan(success))
@@ -104,9 +108,14 @@ void report_aborts(const struct data *d, FILE *out)
 			if (attempts <= 0) {
 				table_cell(&t, "-");
 				table_cell(&t, "-");
+				table_cell(&t, "-");
 				continue;
 			}
 			table_cell(&t, "%.1f%%", 100 * success / attempts);
+			if (isnan(waited))
+				table_cell(&t, "-");
+			else
+				table_cell(&t, "%.2f%%", 100 * waited / attempts);
 			top = top_aborts(d, k, v, attempts);
 			table_cell(&t, "%s", top);
 			free(top);
@@ -118,7 +127,9 @@ void report_aborts(const struct data *d, FILE *out)
 	fputs("Speculation  (the kernels with spf_* counters, summed over the boots)\n", out);
 	table_print(&t, "", out);
 	fputs("\ntried: speculative attempts per 100 page faults (pgfault: the whole guest's);\n"
-	      "completed: the attempts that finished without mmap_lock; the rest gave\n"
+	      "completed: the attempts that finished without mmap_lock; waited: the\n"
+	      "attempts that found the PTE lock held and took it after waiting\n"
+	      "(spf_pte_lock_waited; '-': the kernel does not wait); the rest gave\n"
 	      "up to the classic path, for the reasons named (spf_abort_*, their share\n"
 	      "of the attempts).\n\n", out);
 }
