@@ -349,7 +349,7 @@ static void write_script(FILE *f, const void *ctx, const char *dat, const char *
 		"dashed: less the idle phase's transfers, scaled to the benchmark's length\"\n"
 		"set logscale x 2\n"
 		"set xrange [0.8:%lu]\n"
-		"set yrange [0:*]\n"
+		"set yrange [*<0:*]\n"
 		"set xlabel 'fault threads'\n"
 		"set ylabel 'transfers per fault (lower is better)'\n"
 		"set grid\n"
@@ -367,7 +367,7 @@ static void write_script(FILE *f, const void *ctx, const char *dat, const char *
 			plot_quoted(f, d->k[k].name);
 			fputs(", \\\n     ", f);
 			plot_quoted(f, dat);
-			fprintf(f, " index %zu using 1:3 with lines lc %zu dt 2 notitle", block, k + 1);
+			fprintf(f, " index %zu using 1:3 with linespoints lc %zu dt 2 pt 6 notitle", block, k + 1);
 		}
 		fputc('\n', f);
 	}
