@@ -27,6 +27,20 @@
 #define TOP_FUNCTIONS 5
 #define FUNCTION_PREFIX "coherence/bench/function/"
 
+/*
+ * The functions of the locks a fault takes on the classic path: mmap_lock
+ * (an rwsem) on 6.1, the per-VMA lock on 6.12, by name prefix. Lock code
+ * inlined into another function is charged to that one, and only the
+ * functions the plugin listed (its top= rows a phase) are seen.
+ */
+static const char *const lock_prefixes[] = {
+	"down_read", "down_write", "up_read", "up_write", "rwsem_", "__rwsem",
+	"__down_read", "__up_read", "mmap_read_", "mmap_write_", "lock_mm_and_find_vma",
+	"lock_vma_under_rcu", "vma_start_read", "vma_end_read", "vma_start_write",
+};
+/* The speculative path's own functions (the series' spf_*). */
+static const char *const spf_prefixes[] = { "spf_" };
+
 struct family {
 	char *name;
 	size_t *variant;		/* by threads, ascending */
@@ -114,15 +128,41 @@ static double boot_value(const struct boot *b, long metric)
 	return NAN;
 }
 
-enum measure { FAULTS, PER_FAULT, NET_PER_FAULT, ATOMICS_PER_FAULT, IDLE_PER_SEC };
+enum measure {
+	FAULTS, PER_FAULT, NET_PER_FAULT, LOCK_PER_FAULT, SPF_PER_FAULT,
+	ATOMICS_PER_FAULT, IDLE_PER_SEC,
+};
 
 static const char *const measure_names[] = {
 	[FAULTS] = "faults",
 	[PER_FAULT] = "transfers/fault",
 	[NET_PER_FAULT] = "  less idle",
+	[LOCK_PER_FAULT] = "  in lock functions",
+	[SPF_PER_FAULT] = "  in spf_* functions",
 	[ATOMICS_PER_FAULT] = "atomics/fault",
 	[IDLE_PER_SEC] = "idle transfers/s",
 };
+
+/* A boot's bench-phase transfers in the functions that start with a prefix. */
+static double boot_functions(const struct data *d, const struct boot *b,
+			     const char *const *prefixes, size_t n)
+{
+	size_t plen = strlen(FUNCTION_PREFIX);
+	double sum = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		const char *m = d->metrics[b->s[i].metric];
+
+		if (strncmp(m, FUNCTION_PREFIX, plen))
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (!strncmp(m + plen, prefixes[j], strlen(prefixes[j]))) {
+				sum += b->s[i].v;
+				break;
+			}
+	}
+	return sum;
+}
 
 /* One boot's measure; NaN when a number it needs is missing or zero. */
 static double boot_measure(const struct data *d, const struct boot *b, enum measure m)
@@ -140,6 +180,12 @@ static double boot_measure(const struct data *d, const struct boot *b, enum meas
 		return faults > 0 ? tr / faults : NAN;
 	case NET_PER_FAULT:
 		return faults > 0 && isecs > 0 ? (tr - idle * secs / isecs) / faults : NAN;
+	case LOCK_PER_FAULT:
+		return faults > 0 ? boot_functions(d, b, lock_prefixes, ARRAY_SIZE(lock_prefixes)) /
+				    faults : NAN;
+	case SPF_PER_FAULT:
+		return faults > 0 ? boot_functions(d, b, spf_prefixes, ARRAY_SIZE(spf_prefixes)) /
+				    faults : NAN;
 	case ATOMICS_PER_FAULT:
 		return faults > 0 ? boot_value(b, data_metric(d, "coherence/bench/atomics")) / faults : NAN;
 	case IDLE_PER_SEC:
@@ -195,6 +241,8 @@ static void family_table(const struct data *d, const struct family *f, FILE *out
 					table_cell(&t, "-");
 				else if (m == FAULTS || m == IDLE_PER_SEC)
 					table_cell(&t, "%.0f", x);
+				else if (m == LOCK_PER_FAULT || m == SPF_PER_FAULT)
+					table_cell(&t, "%.2f", x);
 				else
 					table_cell(&t, "%.1f", x);
 			}
@@ -302,7 +350,9 @@ void report_coherence(const struct data *d, FILE *out)
 	      "TCG's accesses, not times; a transfer is a line one vCPU takes from another's\n"
 	      "cache. \"less idle\": less the idle phase's transfers, scaled to the benchmark\n"
 	      "phase's length; the guest's background traffic is in both phases, and busy\n"
-	      "vCPUs make more of it than idle ones)\n", out);
+	      "vCPUs make more of it than idle ones. \"in lock functions\": mmap_lock's and\n"
+	      "the VMA lock's (down_read*, up_read, rwsem_*, lock_vma_under_rcu, ...);\n"
+	      "\"in spf_* functions\": the speculative path's own)\n", out);
 	for (size_t i = 0; i < fs.n; i++)
 		family_table(d, &fs.f[i], out);
 	for (size_t i = 0; i < fs.n; i++)
