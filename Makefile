@@ -113,12 +113,13 @@ kernel-%: tree
 
 kernels: $(addprefix kernel-,$(TEST_KERNELS))
 
-# The benchmarks, the slab sampler that runs beside them in the guest, and
-# the reports.
+# The benchmarks, the slab sampler that runs beside them in the guest, the
+# coherence plugin's phase marker, and the reports.
 bench:
 	@$(MAKE) -s -C bench/multi-fault-all
 	@$(MAKE) -s -C bench/syslatency
 	@$(MAKE) -s -C guest/slab-peak
+	@$(MAKE) -s -C guest/phase-mark
 	@$(MAKE) -s -C report
 
 # The cache-coherence simulator: a QEMU 7.2 TCG plugin that counts the
@@ -187,6 +188,7 @@ clean:
 	@$(MAKE) -s -C bench/syslatency clean
 	@$(MAKE) -s -C report clean
 	@$(MAKE) -s -C guest/slab-peak clean
+	@$(MAKE) -s -C guest/phase-mark clean
 
 distclean:
 	rm -rf build
