@@ -29,7 +29,7 @@ $(foreach r,$(RENAMED_KNOBS),$(if $(filter undefined,$(origin $(firstword $(subs
 # The knobs the scripts read from the environment, exported when set here.
 KNOBS := RUN_KERNELS MAINLINE DURATION RUNS BOOTS VARIANTS VCPUS GUEST_MEM \
 	THP ICOUNT PROFILE_DURATION RESULTS AB_KERNEL AB_SYSCTL \
-	HOLDS HOLD_MB PRESSURE_MB PRESSURE
+	HOLDS HOLD_MB PRESSURE_MB PRESSURE COHERENCE
 export $(foreach k,$(KNOBS),$(if $(filter undefined,$(origin $(k))),,$(k)))
 
 # Kernels `make run` compares; MAINLINE=1 adds Debian's 6.12 (per-VMA locks).
@@ -73,6 +73,7 @@ help:
 	'Knobs (scripts/compare-kernels, compare-syslatency, compare-native, native-sweep --help):' \
 	'  run:  RUN_KERNELS="$(strip $(RUN_KERNELS))" MAINLINE=1 DURATION=2 RUNS=2' \
 	'        BOOTS=2 VARIANTS VCPUS GUEST_MEM THP ICOUNT PROFILE_DURATION RESULTS' \
+	'        COHERENCE=on (the coherence simulator, transfers per fault)' \
 	'  ab:   AB_KERNEL=$(AB_KERNEL) AB_SYSCTL=$(AB_SYSCTL) RUNS=6 (pairs) BOOTS=3' \
 	'        VARIANTS=single (one) DURATION VCPUS GUEST_MEM THP ICOUNT RESULTS' \
 	'  syslatency (EXPERIMENT=syslatency): RUN_KERNELS BOOTS DURATION HOLDS HOLD_MB' \
@@ -112,12 +113,13 @@ kernel-%: tree
 
 kernels: $(addprefix kernel-,$(TEST_KERNELS))
 
-# The benchmarks, the slab sampler that runs beside them in the guest, and
-# the reports.
+# The benchmarks, the slab sampler that runs beside them in the guest, the
+# coherence plugin's phase marker, and the reports.
 bench:
 	@$(MAKE) -s -C bench/multi-fault-all
 	@$(MAKE) -s -C bench/syslatency
 	@$(MAKE) -s -C guest/slab-peak
+	@$(MAKE) -s -C guest/phase-mark
 	@$(MAKE) -s -C report
 
 # The cache-coherence simulator: a QEMU 7.2 TCG plugin that counts the
@@ -130,7 +132,8 @@ tests-build: tree
 
 # The kernels and knobs are checked before anything is installed or built.
 run: $(if $(EXPERIMENT_TARGET),$(EXPERIMENT_TARGET),run-kernels)
-run-kernels: run-check deps-run tree $(addprefix kernel-,$(RUN_KERNEL_NAMES)) bench
+run-kernels: run-check deps-run tree $(addprefix kernel-,$(RUN_KERNEL_NAMES)) bench \
+	$(if $(filter on,$(COHERENCE)),coherence)
 	@scripts/compare-kernels $(RUN_KERNELS)
 run-check:
 	@scripts/compare-kernels --check $(RUN_KERNELS)
@@ -185,6 +188,7 @@ clean:
 	@$(MAKE) -s -C bench/syslatency clean
 	@$(MAKE) -s -C report clean
 	@$(MAKE) -s -C guest/slab-peak clean
+	@$(MAKE) -s -C guest/phase-mark clean
 
 distclean:
 	rm -rf build

@@ -11,9 +11,12 @@
  *                    --lock, perf lock contention's rows as
  *                    lock/TYPE/CALLER/{contended,wait_us,max_us,avg_us}
  *                    (avg_us as perf printed it, or the mean of merged rows) and
- *                    their number as lock/rows (run "-": once a boot); and
+ *                    their number as lock/rows (run "-": once a boot);
  *                    perf stat's counters (perf-stat.txt, optional) as
- *                    perf/EVENT, perf/cpu-clock_msec and perf/elapsed_s
+ *                    perf/EVENT, perf/cpu-clock_msec and perf/elapsed_s;
+ *                    and the coherence plugin's count per phase
+ *                    (coherence.txt and coherence.marks, optional) as
+ *                    coherence/PHASE/... (extract-coherence.c)
  *   BOOTDIR/bench-config the benchmark's configuration, key=value lines: the
  *                    CONFIG line before the first RESULT line (in files
  *                    from before the benchmark printed one, the RESULT
@@ -36,12 +39,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "extract.h"
 #include "util.h"
 
 static const char usage[] =
 	"usage: report/extract [--lock LOCK.TXT] BOOTDIR\n"
 	"Read BOOTDIR/bench.out (multi-fault-all's or syslatency's CONFIG and RESULT\n"
-	"lines), BOOTDIR/vmstat.delta and BOOTDIR/perf-stat.txt (if there) and, with\n"
+	"lines), BOOTDIR/vmstat.delta, BOOTDIR/perf-stat.txt and the coherence\n"
+	"plugin's BOOTDIR/coherence.txt with BOOTDIR/coherence.marks (if there) and, with\n"
 	"--lock, the output of perf lock contention; write BOOTDIR/samples (\"metric\n"
 	"run value\" lines) and BOOTDIR/bench-config (key=value), which is all\n"
 	"report/report, paired and syslatency-report read. In bench.out of an in-boot A/B\n"
@@ -76,8 +81,7 @@ static void remove_tmp(void)
 		unlink(tmp_config);
 }
 
-__printf(3, 4) __noreturn
-static void bad_input(const char *path, int line, const char *fmt, ...)
+void bad_input(const char *path, int line, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -483,6 +487,7 @@ int main(int argc, char **argv)
 	read_bench(dir);
 	read_vmstat(dir);
 	read_perf_stat(dir);
+	read_coherence(dir, samples);
 	if (lock)
 		read_lock(lock);
 	cf = start(cpath, &tmp_config);

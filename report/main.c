@@ -6,7 +6,7 @@
  * on the samples report/extract wrote after each boot; scripts/compare-
  * native after each label, the first alone.
  *
- * Usage: report [--plot FILE.png] KERNELDIR...
+ * Usage: report [--plot FILE.png] [--coherence-plot FILE.png] KERNELDIR...
  * The first KERNELDIR is the baseline. Exit status: 0, 2 for bad usage or
  * unusable input, 3 when the report was printed but the plot was not.
  */
@@ -22,24 +22,26 @@
 #include "util.h"
 
 static const char usage[] =
-	"usage: report/report [--plot FILE.png] KERNELDIR...\n"
+	"usage: report/report [--plot FILE.png] [--coherence-plot FILE.png] KERNELDIR...\n"
 	"Compare multi-fault-all results of kernels, each a\n"
 	"results/<timestamp>/<kernel> directory whose boots report/extract\n"
 	"has read; the first is the baseline. One KERNELDIR: its numbers alone.\n"
 	"  --plot FILE.png  also draw a bar chart with gnuplot (FILE.gp and\n"
 	"                   FILE.dat are written next to it); FILE.png is\n"
 	"                   replaced only if it is a regular file\n"
+	"  --coherence-plot FILE.png  where boots ran under the coherence simulator:\n"
+	"                   cache-line transfers per fault against fault threads\n"
 	"Exit status: 0; 2 on bad usage or unusable input; 3 when the report was\n"
 	"printed but the plot was not.\n";
 
 /* The report: its sections in order. */
 static void (*const sections[])(const struct data *d, FILE *out) = {
 	report_conditions, report_rates, report_icount, report_extra,
-	report_aborts, report_locks, report_vmstat, report_perfstat,
+	report_aborts, report_locks, report_vmstat, report_perfstat, report_coherence,
 };
 
 struct options {
-	const char *plot;
+	const char *plot, *coherence_plot;
 	char **dirs;
 	int ndirs;
 };
@@ -68,6 +70,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->plot = a + 7;
 		} else if (!strcmp(a, "--plot=")) {
 			fatal("--plot needs a FILE.png argument");
+		} else if (!strcmp(a, "--coherence-plot")) {
+			if (++i == argc)
+				fatal("--coherence-plot needs a FILE.png argument");
+			o->coherence_plot = argv[i];
 		} else {
 			fatal("unknown option '%s' (see --help)", a);
 		}
@@ -77,6 +83,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		fatal("need a kernel directory, or more, the first the baseline (see --help)");
 	if (o->plot)
 		plot_check_paths(o->plot);
+	if (o->coherence_plot)
+		plot_check_paths(o->coherence_plot);
 }
 
 /*
@@ -285,6 +293,7 @@ int main(int argc, char **argv)
 	struct options o;
 	struct data d;
 	size_t i;
+	int rc;
 
 	parse_options(argc, argv, &o);
 	data_load(&d, o.dirs, o.ndirs);
@@ -299,5 +308,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: error: stdout: %s\n", prog, strerror(errno));
 		return 1;
 	}
-	return o.plot ? plot_write(&d, o.plot) : 0;
+	rc = o.plot ? plot_write(&d, o.plot) : 0;
+	if (o.coherence_plot && plot_coherence(&d, o.coherence_plot))
+		rc = EXIT_PLOT;
+	return rc;
 }

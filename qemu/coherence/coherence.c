@@ -20,6 +20,17 @@
  *   all_lines=on|off  the key-value section lists every line touched, not
  *                     only those with a transfer or an atomic (off; for
  *                     small user-mode programs)
+ *   start=boot|marker marker: count nothing until the first phase marker
+ *                     (boot: from the start)
+ *
+ * Phases. The instruction `xchg %bx,%bx` (bytes 66 87 db, a no-op that
+ * no compiler emits), executed in any mode, is a phase marker, recognised
+ * at translation time like the atomics: it closes the current phase and
+ * starts the next. Phase 0 runs from the start to the first marker, phase
+ * N from marker N to marker N+1 or the exit. The report then gives each
+ * phase's totals and top functions (guest/phase-mark executes one). With
+ * start=marker phase 0 counts nothing, and the model starts at the first
+ * marker with every cache empty.
  *
  * The model. Memory is 64-byte lines: guest physical addresses in system
  * mode, virtual ones in user mode. Each vCPU has an infinite cache; each
@@ -88,6 +99,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define KERNEL_START 0xffff800000000000ULL
 #define NR_SHARDS 256
 #define DEFAULT_TOP 20
+/* Markers after the last phase this allows are counted, not obeyed. */
+#define MAX_PHASES 64
 
 struct line_state {
 	uint64_t holders;	/* bit c: vCPU c has a valid copy */
@@ -166,6 +179,25 @@ static FILE *out_file;
 static const char *map_path;
 static struct symbol *symbols;
 static size_t nr_symbols;
+/* start=marker: nothing is counted before the first marker. */
+static bool start_at_marker;
+static int counting = 1;	/* read and written with __atomic builtins */
+
+/*
+ * What had been counted when a phase ended: totals and, by function id,
+ * transfers. A phase's counts are its end's snapshot less its start's.
+ */
+struct snapshot {
+	struct totals totals;
+	uint64_t *transfers;		/* by function id */
+	uint64_t *atomic_transfers;
+	guint nr_functions;
+};
+
+static GMutex phase_lock;
+static struct snapshot marks[MAX_PHASES - 1];	/* marker N ends phase N-1 */
+static unsigned int nr_marks;
+static uint64_t markers_ignored;	/* beyond MAX_PHASES phases */
 
 /*
  * Instruction sites and function names, interned: TBs are translated
@@ -322,6 +354,8 @@ static void memory_accessed(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	struct qemu_plugin_hwaddr *hw;
 	struct shard *sh;
 
+	if (!__atomic_load_n(&counting, __ATOMIC_RELAXED))
+		return;
 	/* An atomic is one ownership request: counted once, at its store. */
 	if (site->atomic && !store)
 		return;
@@ -445,6 +479,28 @@ static struct insn_site *insn_site_get(const struct qemu_plugin_insn *insn)
 	return site;
 }
 
+/* The phase marker: xchg %bx,%bx, exactly. */
+static bool x86_insn_is_marker(const uint8_t *code, size_t len)
+{
+	return len == 3 && code[0] == 0x66 && code[1] == 0x87 && code[2] == 0xdb;
+}
+
+static void snapshot_take(struct snapshot *snap);
+static void totals_add(struct totals *sum, const struct totals *t);
+
+/* A marker executed: the current phase ends here. */
+static void marker_executed(unsigned int vcpu, void *userdata)
+{
+	g_mutex_lock(&phase_lock);
+	if (nr_marks < G_N_ELEMENTS(marks)) {
+		snapshot_take(&marks[nr_marks++]);
+		__atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
+	} else {
+		markers_ignored++;
+	}
+	g_mutex_unlock(&phase_lock);
+}
+
 static void tb_translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
@@ -452,6 +508,12 @@ static void tb_translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 
+		/* In any mode: the marker runs in user mode in a guest. */
+		if (x86_insn_is_marker(qemu_plugin_insn_data(insn),
+				       qemu_plugin_insn_size(insn)))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker_executed,
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       NULL);
 		if (!count_user && qemu_plugin_insn_vaddr(insn) < KERNEL_START)
 			continue;
 		qemu_plugin_register_vcpu_mem_cb(insn, memory_accessed,
@@ -506,6 +568,50 @@ static void totals_add(struct totals *sum, const struct totals *t)
 		sum->vcpus = t->vcpus;
 }
 
+/*
+ * Everything counted so far, with every shard locked (the caller holds
+ * none): the totals and the transfers by function, summed over the hot
+ * lines' charges. Costs a walk over the lines with transfers: markers are
+ * few.
+ */
+static void snapshot_take(struct snapshot *snap)
+{
+	*snap = (struct snapshot){ 0 };
+	for (unsigned int i = 0; i < NR_SHARDS; i++)
+		g_mutex_lock(&shards[i].lock);
+	/* Every charge so far is to a function that existed before now. */
+	g_mutex_lock(&sites_lock);
+	snap->nr_functions = function_names->len;
+	g_mutex_unlock(&sites_lock);
+	snap->transfers = g_new0(uint64_t, snap->nr_functions);
+	snap->atomic_transfers = g_new0(uint64_t, snap->nr_functions);
+	for (unsigned int i = 0; i < NR_SHARDS; i++) {
+		GHashTableIter it;
+		gpointer value;
+
+		totals_add(&snap->totals, &shards[i].totals);
+		g_hash_table_iter_init(&it, shards[i].hot);
+		while (g_hash_table_iter_next(&it, NULL, &value)) {
+			const struct hot_line *hl = value;
+
+			for (unsigned int c = 0; c < hl->nr_charges; c++) {
+				uint32_t f = hl->charges[c].function;
+
+				snap->transfers[f] += hl->charges[c].transfers;
+				snap->atomic_transfers[f] += hl->charges[c].atomic_transfers;
+			}
+		}
+	}
+	for (unsigned int i = NR_SHARDS; i-- > 0;)
+		g_mutex_unlock(&shards[i].lock);
+}
+
+static void snapshot_free(struct snapshot *snap)
+{
+	g_free(snap->transfers);
+	g_free(snap->atomic_transfers);
+}
+
 static const char *top_function(const struct hot_line *hl, uint64_t *transfers)
 {
 	const struct function_charge *best = NULL;
@@ -550,7 +656,49 @@ struct report {
 	size_t nr_functions;
 	struct hot_line **lines;		/* by transfers, descending */
 	size_t nr_lines;
+	/* Phase k runs from ends[k - 1] (zero for k = 0) to ends[k]. */
+	const struct snapshot *ends;
+	unsigned int nr_phases;
 };
+
+#define PHASE_TOTAL_KEYS(X) \
+	X(accesses) X(loads) X(stores) X(transfers) X(load_transfers) \
+	X(store_transfers) X(atomics) X(atomic_transfers)
+
+/* Phase k's counts: the difference of two snapshots. */
+static void phase_totals(const struct report *r, unsigned int k, struct totals *t)
+{
+	const struct totals *end = &r->ends[k].totals;
+	const struct totals *start = k ? &r->ends[k - 1].totals : NULL;
+
+	*t = (struct totals){ 0 };
+#define DIFF(f) t->f = end->f - (start ? start->f : 0);
+	PHASE_TOTAL_KEYS(DIFF)
+#undef DIFF
+}
+
+/* Phase k's functions with transfers, by transfers descending. */
+static size_t phase_functions(const struct report *r, unsigned int k,
+			      struct function_total **out)
+{
+	const struct snapshot *end = &r->ends[k];
+	const struct snapshot *start = k ? &r->ends[k - 1] : NULL;
+	struct function_total *ft = g_new0(struct function_total, end->nr_functions + 1);
+	size_t n = 0;
+
+	for (guint f = 0; f < end->nr_functions; f++) {
+		bool before = start && f < start->nr_functions;
+		uint64_t tr = end->transfers[f] - (before ? start->transfers[f] : 0);
+		uint64_t at = end->atomic_transfers[f] - (before ? start->atomic_transfers[f] : 0);
+
+		if (tr)
+			ft[n++] = (struct function_total){ f, tr, at };
+	}
+	if (n)
+		qsort(ft, n, sizeof(*ft), compare_function_totals);
+	*out = ft;
+	return n;
+}
 
 static void report_summary(GString *s, const struct report *r)
 {
@@ -576,6 +724,35 @@ static void report_summary(GString *s, const struct report *r)
 	ROW(s, "MMIO accesses (not modelled)", "%" PRIu64, t->io_skipped);
 	ROW(s, "No physical address (skipped)", "%" PRIu64, t->unresolved);
 	ROW(s, "Accesses by vCPU >= 64 (dropped)", "%" PRIu64, t->untracked);
+}
+
+static void report_phases(GString *s, const struct report *r)
+{
+	if (r->nr_phases < 2 && !start_at_marker)
+		return;
+	g_string_append(s, "\n");
+	banner(s, "Phases (between xchg %bx,%bx markers)");
+	g_string_append_printf(s, "  %5s %14s %12s %12s %12s  %s\n", "Phase",
+			       "Accesses", "Transfers", "Atomics", "Atomic tr.",
+			       "Top function (its transfers)");
+	for (unsigned int k = 0; k < r->nr_phases; k++) {
+		struct totals t;
+		struct function_total *ft;
+		size_t n = phase_functions(r, k, &ft);
+
+		phase_totals(r, k, &t);
+		g_string_append_printf(s, "  %5u %14" PRIu64 " %12" PRIu64 " %12" PRIu64
+				       " %12" PRIu64 "  %s (%" PRIu64 ")\n", k,
+				       t.accesses, t.transfers, t.atomics, t.atomic_transfers,
+				       n ? (char *)function_names->pdata[ft[0].function] : "-",
+				       n ? ft[0].transfers : 0);
+		g_free(ft);
+	}
+	if (start_at_marker)
+		g_string_append(s, "  (start=marker: phase 0 is not counted)\n");
+	if (markers_ignored)
+		g_string_append_printf(s, "  (%" PRIu64 " markers after the %u-th ignored)\n",
+				       markers_ignored, MAX_PHASES - 1);
 }
 
 static void report_functions(GString *s, const struct report *r)
@@ -678,6 +855,34 @@ static void key_value_all_lines(GString *s)
 }
 
 /*
+ * Per phase: "phases N" and "start boot|marker", then for each phase K
+ * "phase.K.KEY VALUE" totals and up to top= rows "phase.K.function NAME
+ * transfers N atomic_transfers N".
+ */
+static void key_value_phases(GString *s, const struct report *r)
+{
+	g_string_append_printf(s, "start %s\nphases %u\nmarkers_ignored %" PRIu64 "\n",
+			       start_at_marker ? "marker" : "boot", r->nr_phases,
+			       markers_ignored);
+	for (unsigned int k = 0; k < r->nr_phases; k++) {
+		struct totals t;
+		struct function_total *ft;
+		size_t n = phase_functions(r, k, &ft);
+
+		phase_totals(r, k, &t);
+#define KV(f) g_string_append_printf(s, "phase.%u." #f " %" PRIu64 "\n", k, t.f);
+		PHASE_TOTAL_KEYS(KV)
+#undef KV
+		for (size_t i = 0; i < n && i < top_rows; i++)
+			g_string_append_printf(s, "phase.%u.function %s transfers %" PRIu64
+					       " atomic_transfers %" PRIu64 "\n", k,
+					       (char *)function_names->pdata[ft[i].function],
+					       ft[i].transfers, ft[i].atomic_transfers);
+		g_free(ft);
+	}
+}
+
+/*
  * The key-value section, for tools: "KEY VALUE" totals, then a row per
  * function with transfers ("function NAME transfers N atomic_transfers
  * N") and a row per line of the top table, or per line touched with
@@ -719,6 +924,7 @@ static void report_key_values(GString *s, const struct report *r)
 				       " atomic_transfers %" PRIu64 "\n",
 				       (char *)function_names->pdata[ft[i].function],
 				       ft[i].transfers, ft[i].atomic_transfers);
+	key_value_phases(s, r);
 	if (list_all_lines) {
 		key_value_all_lines(s);
 		return;
@@ -791,20 +997,32 @@ static void report_at_exit(qemu_plugin_id_t id, void *userdata)
 	struct report r = { 0 };
 	GPtrArray *hot = g_ptr_array_new();
 	GString *s = g_string_new(NULL);
+	struct snapshot *ends;
 
+	/* The markers' snapshots and the last phase's end, now. */
+	g_mutex_lock(&phase_lock);
+	ends = g_new0(struct snapshot, nr_marks + 1);
+	memcpy(ends, marks, nr_marks * sizeof(*ends));
+	snapshot_take(&ends[nr_marks]);
+	r.ends = ends;
+	r.nr_phases = nr_marks + 1;
 	for (unsigned int i = 0; i < NR_SHARDS; i++)
 		g_mutex_lock(&shards[i].lock);
 	report_gather(&r, hot);
 	report_summary(s, &r);
+	report_phases(s, &r);
 	report_functions(s, &r);
 	report_lines(s, &r);
 	report_key_values(s, &r);
 	for (unsigned int i = 0; i < NR_SHARDS; i++)
 		g_mutex_unlock(&shards[i].lock);
+	g_mutex_unlock(&phase_lock);
 	report_write(s);
 	g_string_free(s, TRUE);
 	g_ptr_array_free(hot, TRUE);
 	g_free(r.functions);
+	snapshot_free(&ends[nr_marks]);
+	g_free(ends);
 }
 
 /* ---- installation ---- */
@@ -942,7 +1160,15 @@ static bool parse_arg(const char *arg)
 		return parse_bool(arg, value, &list_all_lines);
 	if (arg_is(arg, "top"))
 		return parse_top(arg, value);
-	plugin_error("unknown argument '%s' (known: out, map, all, top, all_lines)", arg);
+	if (arg_is(arg, "start")) {
+		if (strcmp(value, "boot") && strcmp(value, "marker")) {
+			plugin_error("%s: expected boot or marker", arg);
+			return false;
+		}
+		start_at_marker = !strcmp(value, "marker");
+		return true;
+	}
+	plugin_error("unknown argument '%s' (known: out, map, all, top, all_lines, start)", arg);
 	return false;
 }
 
@@ -954,6 +1180,7 @@ static void tables_init(void)
 		shards[i].hot = g_hash_table_new(g_int64_hash, g_int64_equal);
 	}
 	g_mutex_init(&sites_lock);
+	g_mutex_init(&phase_lock);
 	sites = g_hash_table_new(g_int64_hash, g_int64_equal);
 	function_ids = g_hash_table_new(g_str_hash, g_str_equal);
 	function_names = g_ptr_array_new();
@@ -992,6 +1219,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		}
 	}
 	tables_init();
+	counting = !start_at_marker;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_translated);
 	qemu_plugin_register_atexit_cb(id, report_at_exit, NULL);
 	return 0;

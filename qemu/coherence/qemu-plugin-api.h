@@ -59,6 +59,8 @@ typedef uint32_t qemu_plugin_meminfo_t;
 typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
 typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id,
 					       struct qemu_plugin_tb *tb);
+typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index,
+					    void *userdata);
 typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index,
 					  qemu_plugin_meminfo_t info,
 					  uint64_t vaddr, void *userdata);
@@ -74,6 +76,11 @@ void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
 				      enum qemu_plugin_cb_flags flags,
 				      enum qemu_plugin_mem_rw rw,
 				      void *userdata);
+/* Before the instruction executes, each time it does. */
+void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
+					    qemu_plugin_vcpu_udata_cb_t cb,
+					    enum qemu_plugin_cb_flags flags,
+					    void *userdata);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
 				    qemu_plugin_udata_cb_t cb, void *userdata);
 
