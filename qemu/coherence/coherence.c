@@ -80,6 +80,7 @@
 #include <glib.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -661,20 +662,40 @@ struct report {
 	unsigned int nr_phases;
 };
 
-#define PHASE_TOTAL_KEYS(X) \
-	X(accesses) X(loads) X(stores) X(transfers) X(load_transfers) \
-	X(store_transfers) X(atomics) X(atomic_transfers)
+/* The totals each phase reports, by key. */
+static const struct {
+	const char *key;
+	size_t offset;
+} phase_keys[] = {
+	{ "accesses", offsetof(struct totals, accesses) },
+	{ "loads", offsetof(struct totals, loads) },
+	{ "stores", offsetof(struct totals, stores) },
+	{ "transfers", offsetof(struct totals, transfers) },
+	{ "load_transfers", offsetof(struct totals, load_transfers) },
+	{ "store_transfers", offsetof(struct totals, store_transfers) },
+	{ "atomics", offsetof(struct totals, atomics) },
+	{ "atomic_transfers", offsetof(struct totals, atomic_transfers) },
+};
+
+static uint64_t *total_at(struct totals *t, size_t offset)
+{
+	return (uint64_t *)((char *)t + offset);
+}
 
 /* Phase k's counts: the difference of two snapshots. */
 static void phase_totals(const struct report *r, unsigned int k, struct totals *t)
 {
-	const struct totals *end = &r->ends[k].totals;
-	const struct totals *start = k ? &r->ends[k - 1].totals : NULL;
+	struct totals end = r->ends[k].totals;
+	struct totals start = { 0 };
 
+	if (k)
+		start = r->ends[k - 1].totals;
 	*t = (struct totals){ 0 };
-#define DIFF(f) t->f = end->f - (start ? start->f : 0);
-	PHASE_TOTAL_KEYS(DIFF)
-#undef DIFF
+	for (size_t i = 0; i < G_N_ELEMENTS(phase_keys); i++) {
+		size_t off = phase_keys[i].offset;
+
+		*total_at(t, off) = *total_at(&end, off) - *total_at(&start, off);
+	}
 }
 
 /* Phase k's functions with transfers, by transfers descending. */
@@ -870,9 +891,10 @@ static void key_value_phases(GString *s, const struct report *r)
 		size_t n = phase_functions(r, k, &ft);
 
 		phase_totals(r, k, &t);
-#define KV(f) g_string_append_printf(s, "phase.%u." #f " %" PRIu64 "\n", k, t.f);
-		PHASE_TOTAL_KEYS(KV)
-#undef KV
+		for (size_t i = 0; i < G_N_ELEMENTS(phase_keys); i++)
+			g_string_append_printf(s, "phase.%u.%s %" PRIu64 "\n", k,
+					       phase_keys[i].key,
+					       *total_at(&t, phase_keys[i].offset));
 		for (size_t i = 0; i < n && i < top_rows; i++)
 			g_string_append_printf(s, "phase.%u.function %s transfers %" PRIu64
 					       " atomic_transfers %" PRIu64 "\n", k,
