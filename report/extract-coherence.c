@@ -30,22 +30,6 @@ static const char *const phase_keys[] = {
 	"accesses", "transfers", "atomics", "atomic_transfers",
 };
 
-/* Lines of a file, each ending in a newline: a last line without one was cut. */
-static char *line_next(char **text, const char *path, int *lineno)
-{
-	char *line = *text, *nl;
-
-	if (!*line)
-		return NULL;
-	nl = strchr(line, '\n');
-	++*lineno;
-	if (!nl)
-		bad_input(path, *lineno, "the line is cut short (no newline at the end)");
-	*nl = '\0';
-	*text = nl + 1;
-	return line;
-}
-
 static size_t read_marks(const char *path, struct mark *m)
 {
 	char *text = read_file(path), *p = text, *line, extra;
@@ -54,7 +38,7 @@ static size_t read_marks(const char *path, struct mark *m)
 
 	if (!text)
 		bad_input(path, 0, "%s", strerror(errno));
-	while ((line = line_next(&p, path, &lineno))) {
+	while ((line = next_line(&p, path, &lineno))) {
 		if (n == MAX_MARKS)
 			bad_input(path, lineno, "more than %d marks", MAX_MARKS);
 		len = 0;
@@ -115,7 +99,7 @@ void read_coherence(const char *dir, FILE *samples)
 	if (!text)
 		bad_input(cpath, 0, "%s", strerror(errno));
 	p = text;
-	while ((line = line_next(&p, cpath, &lineno))) {
+	while ((line = next_line(&p, cpath, &lineno))) {
 		if (!strcmp(line, "format coherence-1")) {
 			format = 1;
 			continue;

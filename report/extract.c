@@ -131,7 +131,7 @@ static int number(const char *s, double *v)
 }
 
 /* Lines of a file, each ending in a newline: a last line without one was cut. */
-static char *next_line(char **text, const char *path, int *lineno)
+char *next_line(char **text, const char *path, int *lineno)
 {
 	char *line = *text, *nl;
 

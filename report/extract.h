@@ -13,6 +13,9 @@
 __printf(3, 4) __noreturn
 void bad_input(const char *path, int line, const char *fmt, ...);
 
+/* The next line of *text (cut in place), NULL at its end; PATH and *LINENO for errors. */
+char *next_line(char **text, const char *path, int *lineno);
+
 /*
  * BOOTDIR/coherence.txt (the coherence plugin's report) and
  * BOOTDIR/coherence.marks (guest/phase-mark's MARK lines), both or
