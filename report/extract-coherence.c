@@ -5,7 +5,8 @@
  * and the guest's MARK lines (guest/phase-mark), one per marker, in the
  * order the markers ran. Mark i (from 1) starts the plugin's phase i, so
  * the phase between marks i and i + 1 is named by mark i's label, and
- * its faults and seconds are the differences of the two marks'. The last
+ * its faults and seconds are the differences of the two marks'; its top
+ * lines are samples "coherence/LABEL/line/ADDR/TOP-FUNCTION". The last
  * phase, from the last mark to QEMU's exit, is not a measured one.
  */
 #define _GNU_SOURCE
@@ -124,6 +125,14 @@ void read_coherence(const char *dir, FILE *samples)
 				bad_input(cpath, lineno, "not a line \"phase.K.function NAME transfers N atomic_transfers N\"");
 			fprintf(samples, "coherence/%s/function/%s - %" PRIu64 "\n",
 				m[k - 1].label, name, tr);
+			continue;
+		}
+		if (!strcmp(key, "line")) {
+			if (sscanf(line, "%*s %255s transfers %" SCNu64 " atomic_transfers %" SCNu64
+				   " top_function %255s", word, &tr, &at, name) != 4)
+				bad_input(cpath, lineno, "not a line \"phase.K.line ADDR transfers N atomic_transfers N top_function NAME\"");
+			fprintf(samples, "coherence/%s/line/%s/%s - %" PRIu64 "\n",
+				m[k - 1].label, word, name, tr);
 			continue;
 		}
 		for (i = 0; i < sizeof(phase_keys) / sizeof(phase_keys[0]); i++)

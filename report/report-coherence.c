@@ -7,14 +7,15 @@
  * the benchmark phase's page faults, its cache-line transfers per fault,
  * the same less the idle phase's transfers scaled to the benchmark
  * phase's length, atomics per fault and the idle phase's transfers per
- * second; then each kernel's top five functions by transfers per fault at
- * the family's highest thread count; and, with --coherence-plot, transfers
- * per fault against threads.
+ * second; then each kernel's top five functions and top five lines by
+ * transfers per fault at the family's highest thread count; and, with
+ * --coherence-plot, transfers per fault against threads.
  *
  * Each boot's ratio is taken on its own, then averaged over the boots.
  */
 #define _GNU_SOURCE
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,9 @@
 #include "util.h"
 
 #define TOP_FUNCTIONS 5
+#define TOP_LINES 5
 #define FUNCTION_PREFIX "coherence/bench/function/"
+#define LINE_PREFIX "coherence/bench/line/"
 
 /*
  * The functions of the locks a fault takes on the classic path: mmap_lock
@@ -268,18 +271,19 @@ static int compare_rows(const void *a, const void *b)
 }
 
 /*
- * Kernel k's functions in variant v by transfers per fault, the mean over
- * its boots (a boot without the function counts 0: the plugin lists the
- * top ones only); *rows is the caller's to free.
+ * Kernel k's functions (prefix FUNCTION_PREFIX) or lines (LINE_PREFIX) in
+ * variant v by transfers per fault, the mean over its boots (a boot
+ * without the row counts 0: the plugin lists the top ones only); *rows is
+ * the caller's to free.
  */
-static size_t top_functions(const struct data *d, size_t k, size_t v,
-			    struct function_row **rows)
+static size_t top_rows(const struct data *d, size_t k, size_t v, const char *prefix,
+		       struct function_row **rows)
 {
-	size_t plen = strlen(FUNCTION_PREFIX), n = 0, boots = 0, i;
+	size_t plen = strlen(prefix), n = 0, boots = 0, i;
 	struct function_row *r = xrealloc(NULL, (d->nmetrics + 1) * sizeof(*r));
 
 	for (size_t m = 0; m < d->nmetrics; m++)
-		if (!strncmp(d->metrics[m], FUNCTION_PREFIX, plen))
+		if (!strncmp(d->metrics[m], prefix, plen))
 			r[n++] = (struct function_row){ d->metrics[m] + plen, 0 };
 	for (i = 0; i < d->nboots; i++) {
 		const struct boot *b = &d->boots[i];
@@ -292,7 +296,7 @@ static size_t top_functions(const struct data *d, size_t k, size_t v,
 			continue;
 		boots++;
 		for (size_t j = 0; j < n; j++) {
-			char *metric = xasprintf(FUNCTION_PREFIX "%s", r[j].name);
+			char *metric = xasprintf("%s%s", prefix, r[j].name);
 			double x = boot_value(b, data_metric(d, metric));
 
 			free(metric);
@@ -309,29 +313,50 @@ static size_t top_functions(const struct data *d, size_t k, size_t v,
 	return n;
 }
 
-static void family_functions(const struct data *d, const struct family *f, FILE *out)
+/*
+ * The top functions, or with @lines the top lines ("ADDR/FUNCTION": the
+ * line's guest physical address and the function with most of its
+ * transfers), of each kernel at the family's highest thread count.
+ */
+static void family_top(const struct data *d, const struct family *f, bool lines, FILE *out)
 {
 	size_t v = f->variant[f->n - 1];
+	int top = lines ? TOP_LINES : TOP_FUNCTIONS;
 	struct function_row *rows;
 	struct table t;
 	size_t n;
 
-	fprintf(out, "%s: top %d functions by transfers per fault at %lu fault threads (%s)\n",
-		f->name, TOP_FUNCTIONS, f->threads[f->n - 1], d->variants[v]);
-	table_init(&t, "lrl");
+	if (lines)
+		fprintf(out, "%s: top %d lines by transfers per fault at %lu fault threads (%s;\n"
+			"  guest physical address, and the function with most of the line's transfers)\n",
+			f->name, top, f->threads[f->n - 1], d->variants[v]);
+	else
+		fprintf(out, "%s: top %d functions by transfers per fault at %lu fault threads (%s)\n",
+			f->name, top, f->threads[f->n - 1], d->variants[v]);
+	table_init(&t, lines ? "lrll" : "lrl");
 	for (size_t k = 0; k < d->nk; k++) {
-		n = top_functions(d, k, v, &rows);
+		n = top_rows(d, k, v, lines ? LINE_PREFIX : FUNCTION_PREFIX, &rows);
 		if (!n) {
 			table_row(&t);
 			table_cell(&t, "%s", d->k[k].name);
 			table_cell(&t, "-");
 			table_cell(&t, "(no coherence count)");
+			if (lines)
+				table_cell(&t, "%s", "");
 		}
-		for (size_t i = 0; i < n && i < TOP_FUNCTIONS; i++) {
+		for (size_t i = 0; i < n && i < (size_t)top; i++) {
+			const char *slash = lines ? strchr(rows[i].name, '/') : NULL;
+
 			table_row(&t);
 			table_cell(&t, "%s", i ? "" : d->k[k].name);
 			table_cell(&t, "%.2f", rows[i].per_fault);
-			table_cell(&t, "%s", rows[i].name);
+			if (lines) {
+				table_cell(&t, "%.*s", slash ? (int)(slash - rows[i].name) :
+					   (int)strlen(rows[i].name), rows[i].name);
+				table_cell(&t, "%s", slash ? slash + 1 : "");
+			} else {
+				table_cell(&t, "%s", rows[i].name);
+			}
 		}
 		free(rows);
 	}
@@ -355,8 +380,10 @@ void report_coherence(const struct data *d, FILE *out)
 	      "\"in spf_* functions\": the speculative path's own)\n", out);
 	for (size_t i = 0; i < fs.n; i++)
 		family_table(d, &fs.f[i], out);
-	for (size_t i = 0; i < fs.n; i++)
-		family_functions(d, &fs.f[i], out);
+	for (size_t i = 0; i < fs.n; i++) {
+		family_top(d, &fs.f[i], false, out);
+		family_top(d, &fs.f[i], true, out);
+	}
 	families_free(&fs);
 }
 

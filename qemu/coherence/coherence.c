@@ -28,9 +28,9 @@
  * at translation time like the atomics: it closes the current phase and
  * starts the next. Phase 0 runs from the start to the first marker, phase
  * N from marker N to marker N+1 or the exit. The report then gives each
- * phase's totals and top functions (guest/phase-mark executes one). With
- * start=marker phase 0 counts nothing, and the model starts at the first
- * marker with every cache empty.
+ * phase's totals, top functions and top lines (guest/phase-mark executes
+ * one). With start=marker phase 0 counts nothing, and the model starts at
+ * the first marker with every cache empty.
  *
  * The model. Memory is 64-byte lines: guest physical addresses in system
  * mode, virtual ones in user mode. Each vCPU has an infinite cache; each
@@ -120,7 +120,20 @@ struct function_charge {
 	uint64_t atomic_transfers;
 };
 
-/* A line with a transfer or an atomic: what the report lists. */
+/* What a line had been charged when marker number @mark ran. */
+struct line_mark {
+	unsigned int mark;
+	uint64_t transfers;
+	uint64_t atomic_transfers;
+	struct function_charge *charges;
+	unsigned int nr_charges;
+};
+
+/*
+ * A line with a transfer or an atomic: what the report lists. Each marker
+ * appends its counts so far to marks[], in marker order, so that a
+ * phase's lines are differences, as its functions' are.
+ */
 struct hot_line {
 	uint64_t addr;
 	uint64_t transfers;
@@ -128,6 +141,8 @@ struct hot_line {
 	uint64_t atomics;
 	struct function_charge *charges;
 	unsigned int nr_charges;
+	struct line_mark *marks;
+	unsigned int nr_marks;
 };
 
 struct totals {
@@ -486,7 +501,7 @@ static bool x86_insn_is_marker(const uint8_t *code, size_t len)
 	return len == 3 && code[0] == 0x66 && code[1] == 0x87 && code[2] == 0xdb;
 }
 
-static void snapshot_take(struct snapshot *snap);
+static void snapshot_take(struct snapshot *snap, int mark);
 static void totals_add(struct totals *sum, const struct totals *t);
 
 /* A marker executed: the current phase ends here. */
@@ -494,7 +509,8 @@ static void marker_executed(unsigned int vcpu, void *userdata)
 {
 	g_mutex_lock(&phase_lock);
 	if (nr_marks < G_N_ELEMENTS(marks)) {
-		snapshot_take(&marks[nr_marks++]);
+		snapshot_take(&marks[nr_marks], nr_marks);
+		nr_marks++;
 		__atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
 	} else {
 		markers_ignored++;
@@ -575,7 +591,27 @@ static void totals_add(struct totals *sum, const struct totals *t)
  * lines' charges. Costs a walk over the lines with transfers: markers are
  * few.
  */
-static void snapshot_take(struct snapshot *snap)
+/* Line @hl's counts as marker @mark ran, on the line's own marks[]. */
+static void hot_line_mark(struct hot_line *hl, unsigned int mark)
+{
+	struct line_mark *lm;
+
+	hl->marks = g_renew(struct line_mark, hl->marks, hl->nr_marks + 1);
+	lm = &hl->marks[hl->nr_marks++];
+	*lm = (struct line_mark){
+		.mark = mark,
+		.transfers = hl->transfers,
+		.atomic_transfers = hl->atomic_transfers,
+		.charges = g_memdup2(hl->charges, hl->nr_charges * sizeof(*hl->charges)),
+		.nr_charges = hl->nr_charges,
+	};
+}
+
+/*
+ * The counts so far; @mark >= 0: for marker number @mark, whose lines
+ * with transfers also record theirs (the report's phase lines).
+ */
+static void snapshot_take(struct snapshot *snap, int mark)
 {
 	*snap = (struct snapshot){ 0 };
 	for (unsigned int i = 0; i < NR_SHARDS; i++)
@@ -593,7 +629,7 @@ static void snapshot_take(struct snapshot *snap)
 		totals_add(&snap->totals, &shards[i].totals);
 		g_hash_table_iter_init(&it, shards[i].hot);
 		while (g_hash_table_iter_next(&it, NULL, &value)) {
-			const struct hot_line *hl = value;
+			struct hot_line *hl = value;
 
 			for (unsigned int c = 0; c < hl->nr_charges; c++) {
 				uint32_t f = hl->charges[c].function;
@@ -601,6 +637,8 @@ static void snapshot_take(struct snapshot *snap)
 				snap->transfers[f] += hl->charges[c].transfers;
 				snap->atomic_transfers[f] += hl->charges[c].atomic_transfers;
 			}
+			if (mark >= 0 && hl->transfers)
+				hot_line_mark(hl, mark);
 		}
 	}
 	for (unsigned int i = NR_SHARDS; i-- > 0;)
@@ -875,10 +913,94 @@ static void key_value_all_lines(GString *s)
 	g_array_free(refs, TRUE);
 }
 
+/* Line @hl's record of marker number @mark; NULL: it had no transfer then. */
+static const struct line_mark *line_mark_at(const struct hot_line *hl, unsigned int mark)
+{
+	for (unsigned int i = 0; i < hl->nr_marks; i++)
+		if (hl->marks[i].mark == mark)
+			return &hl->marks[i];
+	return NULL;
+}
+
+/* One line's transfers in one phase, and the function that caused most. */
+struct phase_line {
+	const struct hot_line *hl;
+	uint64_t transfers;
+	uint64_t atomic_transfers;
+	uint32_t function;
+};
+
+static int compare_phase_lines(const void *a, const void *b)
+{
+	const struct phase_line *x = a, *y = b;
+
+	if (x->transfers != y->transfers)
+		return x->transfers < y->transfers ? 1 : -1;
+	return x->hl->addr < y->hl->addr ? -1 : x->hl->addr > y->hl->addr;
+}
+
+/* The function with most of a line's transfers between two records. */
+static uint32_t charges_top(const struct function_charge *end, unsigned int nr_end,
+			    const struct line_mark *start)
+{
+	uint64_t best = 0;
+	uint32_t top = 0;
+
+	for (unsigned int i = 0; i < nr_end; i++) {
+		uint64_t before = 0;
+
+		for (unsigned int j = 0; start && j < start->nr_charges; j++)
+			if (start->charges[j].function == end[i].function)
+				before = start->charges[j].transfers;
+		if (end[i].transfers - before > best) {
+			best = end[i].transfers - before;
+			top = end[i].function;
+		}
+	}
+	return top;
+}
+
+/*
+ * Phase k's lines with transfers, by transfers descending: phase k ends
+ * at marker number k (the last phase: now) and starts at marker k - 1.
+ */
+static size_t phase_lines(const struct report *r, unsigned int k, struct phase_line **out)
+{
+	struct phase_line *pl = g_new0(struct phase_line, r->nr_lines + 1);
+	bool last = k + 1 == r->nr_phases;
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nr_lines; i++) {
+		const struct hot_line *hl = r->lines[i];
+		const struct line_mark *end = last ? NULL : line_mark_at(hl, k);
+		const struct line_mark *start = k ? line_mark_at(hl, k - 1) : NULL;
+		uint64_t tr = last ? hl->transfers : end ? end->transfers : 0;
+		uint64_t at = last ? hl->atomic_transfers : end ? end->atomic_transfers : 0;
+
+		if (start) {
+			tr -= start->transfers;
+			at -= start->atomic_transfers;
+		}
+		if (!tr)
+			continue;
+		pl[n++] = (struct phase_line){
+			.hl = hl, .transfers = tr, .atomic_transfers = at,
+			.function = last ? charges_top(hl->charges, hl->nr_charges, start) :
+					   charges_top(end->charges, end->nr_charges, start),
+		};
+	}
+	if (n)
+		qsort(pl, n, sizeof(*pl), compare_phase_lines);
+	*out = pl;
+	return n;
+}
+
 /*
  * Per phase: "phases N" and "start boot|marker", then for each phase K
- * "phase.K.KEY VALUE" totals and up to top= rows "phase.K.function NAME
- * transfers N atomic_transfers N".
+ * "phase.K.KEY VALUE" totals, up to top= rows "phase.K.function NAME
+ * transfers N atomic_transfers N" and up to top= rows "phase.K.line ADDR
+ * transfers N atomic_transfers N top_function NAME" (the function with
+ * most of the line's transfers in the phase).
  */
 static void key_value_phases(GString *s, const struct report *r)
 {
@@ -888,6 +1010,7 @@ static void key_value_phases(GString *s, const struct report *r)
 	for (unsigned int k = 0; k < r->nr_phases; k++) {
 		struct totals t;
 		struct function_total *ft;
+		struct phase_line *pl;
 		size_t n = phase_functions(r, k, &ft);
 
 		phase_totals(r, k, &t);
@@ -901,6 +1024,14 @@ static void key_value_phases(GString *s, const struct report *r)
 					       (char *)function_names->pdata[ft[i].function],
 					       ft[i].transfers, ft[i].atomic_transfers);
 		g_free(ft);
+		n = phase_lines(r, k, &pl);
+		for (size_t i = 0; i < n && i < top_rows; i++)
+			g_string_append_printf(s, "phase.%u.line 0x%" PRIx64 " transfers %" PRIu64
+					       " atomic_transfers %" PRIu64 " top_function %s\n",
+					       k, pl[i].hl->addr, pl[i].transfers,
+					       pl[i].atomic_transfers,
+					       (char *)function_names->pdata[pl[i].function]);
+		g_free(pl);
 	}
 }
 
@@ -1025,7 +1156,7 @@ static void report_at_exit(qemu_plugin_id_t id, void *userdata)
 	g_mutex_lock(&phase_lock);
 	ends = g_new0(struct snapshot, nr_marks + 1);
 	memcpy(ends, marks, nr_marks * sizeof(*ends));
-	snapshot_take(&ends[nr_marks]);
+	snapshot_take(&ends[nr_marks], -1);
 	r.ends = ends;
 	r.nr_phases = nr_marks + 1;
 	for (unsigned int i = 0; i < NR_SHARDS; i++)
