@@ -9,11 +9,10 @@
  *
  *  - with vm.speculative_page_fault=1, spf_success grows by at least 80%
  *    of the faults the process took (getrusage() ru_minflt) in the rounds
- *    after the first. The first round cannot be speculative: the mapping
- *    has no anon_vma yet (creating one needs mmap_lock) and no page
- *    tables (speculation never allocates one); MADV_DONTNEED keeps both,
- *    so the later rounds fault on empty PTEs of existing page tables, the
- *    case speculation is for;
+ *    after the first. The first round is not counted: the mapping has
+ *    no anon_vma yet (creating one needs mmap_lock) and no page tables;
+ *    MADV_DONTNEED keeps both, so the later rounds fault on empty PTEs of
+ *    existing page tables, the case speculation is for;
  *  - with vm.speculative_page_fault=0, the same loop leaves spf_attempt
  *    where it was: every fault takes the classic path;
  *  - the faults are counted either way (ru_minflt grows by about one per

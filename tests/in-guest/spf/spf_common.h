@@ -575,7 +575,7 @@ static inline long long vmstat(const char *name)
 }
 
 /* All spf_* counters of /proc/vmstat, as "name value" lines. */
-#define MAX_SPF 32
+#define MAX_SPF 48
 struct spf_stats {
 	int n;
 	char name[MAX_SPF][40];
