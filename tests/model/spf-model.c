@@ -86,6 +86,8 @@ struct mm_struct {
 	struct maple_tree mm_mt;
 	struct rw_semaphore mmap_lock;
 	int mm_lock_seq;
+	/* vma_start_write() takes it after marking an anonymous VMA */
+	spinlock_t page_table_lock;
 };
 
 struct vm_area_struct {
@@ -99,6 +101,7 @@ struct vm_area_struct {
 	};
 	struct mm_struct *vm_mm;
 	unsigned long vm_flags;
+	const void *vm_ops;	/* NULL: every VMA of the model is anonymous */
 	int vm_lock_seq;
 	bool detached;
 	/* The model's: what a PTE installed from this VMA records. */
