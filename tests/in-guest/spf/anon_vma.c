@@ -38,6 +38,12 @@ struct ctx {
 	struct failbox *fb;
 };
 
+/* A word of page p of the VMA (p modulo PAGES). */
+static volatile uint64_t *page_word(struct ctx *c, long p)
+{
+	return (volatile uint64_t *)(c->b + (p % PAGES) * PS);
+}
+
 /* Map the VMA again over itself: a new VMA, no anon_vma; 0 or -1. */
 static int remap(struct ctx *c)
 {
@@ -79,8 +85,8 @@ static void run_alone(struct ctx *c, double seconds, struct phase *ph)
 	long r;
 
 	for (r = 1; now_s() < end && !failed(c->fb); r++) {
-		volatile uint64_t *rd = (volatile uint64_t *)(c->b + (r % PAGES) * PS);
-		volatile uint64_t *wr = (volatile uint64_t *)(c->b + ((r + 1) % PAGES) * PS);
+		volatile uint64_t *rd = page_word(c, r);
+		volatile uint64_t *wr = page_word(c, r + 1);
 		uint64_t v = mkval(r, 0, r % PAGES, 1);
 
 		if (remap(c))
@@ -121,8 +127,7 @@ static void run_race(struct __test_metadata *_metadata, struct ctx *c,
 		/* its own first write, not a refault in the remapper's zap */
 		if (remap(c))
 			break;
-		if (probe_write((volatile uint64_t *)(c->b + (r % PAGES) * PS),
-				mkval(r, 0, r % PAGES, 2)))
+		if (probe_write(page_word(c, r), mkval(r, 0, r % PAGES, 2)))
 			fail(c->fb, "round %ld: write: signal %d", r,
 			     probe_signo);
 	}
