@@ -38,6 +38,8 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <getopt.h>
+#include <linux/kvm.h>
+#include <linux/mempolicy.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -46,10 +48,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -107,6 +111,8 @@ struct config {
 	bool swapcache;			/* and MADV_WILLNEED after it */
 	bool fresh;			/* munmap and mmap again, not zap */
 	bool churn;			/* a new chunk each round, kernel-placed */
+	bool mmu_notifier;		/* register one on the mm first */
+	bool mbind;			/* a memory policy of the slots' own */
 };
 
 /* One fault thread. Aligned so results written at the end share no line. */
@@ -140,6 +146,7 @@ struct bench {
 	size_t page_size;
 	size_t slot_stride;
 	int fd;				/* the file backing, or -1 */
+	const char *notifier;		/* none, hmm or kvm: who registered one */
 	struct worker *workers;
 	struct writer writer;
 	pthread_barrier_t start;	/* fault threads and the writer */
@@ -240,6 +247,15 @@ static void usage(void)
 	       "                      MADV_NOHUGEPAGE keeps every fault a 4 KiB one (with\n"
 	       "                      --fresh and --churn, PR_SET_THP_DISABLE: no madvise\n"
 	       "                      per new mapping; with --thp, MADV_HUGEPAGE on each)\n"
+	       "  --mmu-notifier      give the process an MMU notifier before anything is\n"
+	       "                      mapped, as a KVM guest's memory or an address space a\n"
+	       "                      GPU or RDMA driver mirrors has: open test_hmm's mirror\n"
+	       "                      /dev/hmm_dmirror0 (CONFIG_TEST_HMM), or where there is\n"
+	       "                      none create a KVM VM (/dev/kvm). Zaps then call it\n"
+	       "  --mbind             give the slots' mappings a memory policy of their own:\n"
+	       "                      mbind(MPOL_BIND) to every node this process may use,\n"
+	       "                      the default policy's placement, as NUMA-aware programs\n"
+	       "                      bind their buffers (not with --fresh or --churn)\n"
 	       "  --writer            add one unpinned thread looping mmap/mprotect/munmap of a\n"
 	       "                      small region away from the slots, to take mmap_lock for\n"
 	       "                      write; reports ops/s (one op = one mmap+mprotect+munmap)\n"
@@ -284,15 +300,16 @@ static void usage(void)
 	       "\n"
 	       "Output: one line in words; one line 'CONFIG key=value ...' with the\n"
 	       "configuration: threads, madvise, vma, thp, writer, busy, fault_length,\n"
-	       "oversubscribe, backing, mapping, access and drop; then one line\n"
+	       "oversubscribe, backing, mapping, access, drop, notifier and policy; then one line\n"
 	       "'RESULT key=value ...' with those and the outcome, in this order: threads,\n"
 	       "madvise, vma, thp, writer, busy, seconds, rounds, pages_touched, faults,\n"
 	       "faults_per_sec, per_thread_faults_per_sec, writer_ops, writer_ops_per_sec,\n"
 	       "fault_length, oversubscribe (1 when THREADS outnumbered the CPUs), backing\n"
 	       "(anon, memfd or dir), mapping (private or shared), access (read or write),\n"
 	       "drop (dontneed, pageout, swapcache, remap for --fresh or munmap for\n"
-	       "--churn, whose vma is 'churn') and major_faults (of faults, those that\n"
-	       "read swap).\n"
+	       "--churn, whose vma is 'churn'), notifier (none, or hmm or kvm for\n"
+	       "--mmu-notifier), policy (default, or bind for --mbind) and major_faults\n"
+	       "(of faults, those that read swap).\n"
 	       "Faults are page faults taken, not pages mapped: with fault-around they are\n"
 	       "fewer than pages_touched, and the line in words says so.\n"
 	       "On stderr: one line at the start saying what runs.\n"
@@ -422,7 +439,7 @@ enum {
 	OPT_SECONDS = 256, OPT_FAULT_LENGTH, OPT_MADVISE, OPT_SAME_VMA,
 	OPT_VMA_PER_THREAD, OPT_THP, OPT_WRITER, OPT_BUSY, OPT_STRICT_CPUS,
 	OPT_OVERSUBSCRIBE, OPT_BACKING, OPT_PRIVATE, OPT_SHARED, OPT_ACCESS,
-	OPT_PAGEOUT, OPT_SWAPCACHE, OPT_FRESH, OPT_CHURN,
+	OPT_PAGEOUT, OPT_SWAPCACHE, OPT_FRESH, OPT_CHURN, OPT_MMU_NOTIFIER, OPT_MBIND,
 };
 
 static const struct option long_options[] = {
@@ -444,6 +461,8 @@ static const struct option long_options[] = {
 	{ "swapcache",		no_argument,		NULL, OPT_SWAPCACHE },
 	{ "fresh",		no_argument,		NULL, OPT_FRESH },
 	{ "churn",		no_argument,		NULL, OPT_CHURN },
+	{ "mmu-notifier",	no_argument,		NULL, OPT_MMU_NOTIFIER },
+	{ "mbind",		no_argument,		NULL, OPT_MBIND },
 	{ "help",		no_argument,		NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -534,6 +553,12 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 		case OPT_CHURN:
 			cfg->churn = true;
 			break;
+		case OPT_MMU_NOTIFIER:
+			cfg->mmu_notifier = true;
+			break;
+		case OPT_MBIND:
+			cfg->mbind = true;
+			break;
 		case 'h':
 			usage();
 			exit(0);
@@ -553,6 +578,9 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 			    cfg->swapcache ? "swapcache" : "pageout");
 	if (cfg->fresh && cfg->churn)
 		usage_error("--fresh and --churn conflict: give one");
+	if (cfg->mbind && (cfg->fresh || cfg->churn))
+		usage_error("--mbind binds the slots once: not with --%s",
+			    cfg->fresh ? "fresh" : "churn");
 	if ((cfg->fresh || cfg->churn) &&
 	    (cfg->pageout || cfg->backing != BACKING_ANON || cfg->shared))
 		usage_error("--%s maps anonymous private memory: not with --pageout, --swapcache, --backing or --shared",
@@ -647,6 +675,23 @@ static void unmap(char *addr, size_t len)
  * mappings keep unmapped gaps between them so the kernel cannot merge them
  * into one VMA.
  */
+/*
+ * --mbind: bind [start, start + len) to every node this process may
+ * allocate on: where the default policy puts pages anyway, but a policy
+ * of the VMA's own.
+ */
+static void bind_slots(char *start, size_t len)
+{
+	unsigned long nodes[16] = { 0 };
+	unsigned long maxnode = sizeof(nodes) * 8;
+
+	if (syscall(SYS_get_mempolicy, NULL, nodes, maxnode, NULL,
+		    MPOL_F_MEMS_ALLOWED))
+		die_errno("--mbind: get_mempolicy(MPOL_F_MEMS_ALLOWED)");
+	if (syscall(SYS_mbind, start, len, MPOL_BIND, nodes, maxnode, 0))
+		die_errno("--mbind: mbind(MPOL_BIND)");
+}
+
 static void map_slots(struct bench *b)
 {
 	struct config *cfg = &b->cfg;
@@ -676,6 +721,8 @@ static void map_slots(struct bench *b)
 		/* --fresh's remaps must merge back: same flags, no VM_NOHUGEPAGE. */
 		if (cfg->thp || !cfg->fresh)
 			set_thp(start, mapped, cfg->thp);
+		if (cfg->mbind)
+			bind_slots(start, mapped);
 		if (cfg->vma_per_thread)
 			unmap(start + span, b->slot_stride - span);
 	}
@@ -811,12 +858,35 @@ static void require_swap(void)
 	}
 }
 
+/*
+ * --mmu-notifier: an MMU notifier on this mm, from whichever secondary MMU
+ * the kernel offers; its file stays open until exit. Which one it was.
+ */
+static const char *register_mmu_notifier(void)
+{
+	int hmm_errno, fd = open("/dev/hmm_dmirror0", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0)
+		return "hmm";
+	hmm_errno = errno;
+	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, PROG ": error: --mmu-notifier: cannot open /dev/hmm_dmirror0 (%s) nor /dev/kvm (%s): it needs CONFIG_TEST_HMM or KVM\n",
+			strerror(hmm_errno), strerror(errno));
+		exit(1);
+	}
+	if (ioctl(fd, KVM_CREATE_VM, 0) < 0)
+		die_errno("--mmu-notifier: ioctl(/dev/kvm, KVM_CREATE_VM)");
+	return "kvm";
+}
+
 static void setup(struct bench *b)
 {
 	struct config *cfg = &b->cfg;
 	size_t span = round_up(cfg->fault_length, PMD_BYTES);
 
 	assign_cpus(b);
+	b->notifier = cfg->mmu_notifier ? register_mmu_notifier() : "none";
 	if (cfg->pageout)
 		require_swap();
 	/* The seed's 8 MiB, or the slot plus a 2 MiB gap when that is more. */
@@ -1162,6 +1232,10 @@ static void print_mode(FILE *f, const struct config *cfg)
 		fprintf(f, ", paged out to swap and read back into the swap cache");
 	else if (cfg->pageout)
 		fprintf(f, ", paged out to swap");
+	if (cfg->mmu_notifier)
+		fprintf(f, ", an MMU notifier on the mm");
+	if (cfg->mbind)
+		fprintf(f, ", bound by mbind()");
 	if (cfg->backing == BACKING_ANON && !cfg->shared && cfg->access == ACCESS_WRITE)
 		return;
 	if (cfg->backing == BACKING_DIR)
@@ -1207,7 +1281,7 @@ struct config_pair {
 	char value[32];
 };
 
-enum { CONFIG_PAIRS = 12, CONFIG_FIRST = 6 };
+enum { CONFIG_PAIRS = 14, CONFIG_FIRST = 6 };
 
 /*
  * The configuration, in RESULT's order: its first CONFIG_FIRST pairs come
@@ -1233,6 +1307,8 @@ static void config_pairs(const struct bench *b, struct config_pair *p)
 	PAIR("access", "%s", cfg->access == ACCESS_READ ? "read" : "write");
 	PAIR("drop", "%s", cfg->churn ? "munmap" : cfg->fresh ? "remap" :
 	     cfg->swapcache ? "swapcache" : cfg->pageout ? "pageout" : "dontneed");
+	PAIR("notifier", "%s", b->notifier);
+	PAIR("policy", "%s", cfg->mbind ? "bind" : "default");
 #undef PAIR
 }
 

@@ -21,7 +21,7 @@
  *    with its page.
  *
  * Each round starts with mbind(MPOL_DEFAULT), which removes the VMA
- * policy (speculation leaves VMAs with a policy to the classic path), and
+ * policy (the threads' faults allocate on node 0 again), and
  * MADV_DONTNEED, so that the pages are faulted again.
  */
 #include "spf_common.h"

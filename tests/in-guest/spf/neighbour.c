@@ -29,7 +29,6 @@
 
 #define DELAY "walk:2000"
 #define NPAGES 8
-#define WRITERS_FILE "/sys/kernel/debug/spf_abort_writers"
 
 struct ctx {
 	char *grow;		/* the last page of the VMA the writer resizes */
@@ -60,45 +59,6 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-/* Zero the debug kernel's charges, where it has them. */
-static void writers_reset(void)
-{
-	int fd = open(WRITERS_FILE, O_WRONLY);
-
-	if (fd < 0)
-		return;
-	if (write(fd, "0\n", 2) != 2)
-		perror(WRITERS_FILE);
-	close(fd);
-}
-
-/*
- * The charges as one line, "BUSY CHANGED WRITER; ...; unknown N"; returns
- * the aborts charged to a writer, or -1 without the file.
- */
-static long long writers_read(char *buf, size_t len)
-{
-	char line[256], fn[200];
-	long long busy, changed, charged = 0;
-	size_t k = 0;
-	FILE *f = fopen(WRITERS_FILE, "r");
-
-	snprintf(buf, len, "no %s", WRITERS_FILE);
-	if (!f)
-		return -1;
-	buf[0] = 0;
-	/* the header line first */
-	if (fgets(line, sizeof(line), f))
-		while (fgets(line, sizeof(line), f) && k < len) {
-			line[strcspn(line, "\n")] = 0;
-			if (sscanf(line, "%lld %lld %199s", &busy, &changed, fn) == 3)
-				charged += busy + changed;
-			k += snprintf(buf + k, len - k, "%s%s", k ? "; " : "", line);
-		}
-	fclose(f);
-	return charged;
-}
-
 struct phase {
 	long rounds;
 	long long aborts;	/* spf_abort_vma_changed + vma_busy */
@@ -121,7 +81,7 @@ static void run_phase(struct __test_metadata *_metadata, struct ctx *c,
 
 	atomic_store(&c->stop, 0);
 	atomic_store(&c->ops, 0);
-	writers_reset();
+	spf_writers_reset();
 	changed0 = vmstat("spf_abort_vma_changed");
 	busy0 = vmstat("spf_abort_vma_busy");
 	ASSERT_EQ(0, pthread_create(&tw, NULL, writer, c));
@@ -144,7 +104,7 @@ static void run_phase(struct __test_metadata *_metadata, struct ctx *c,
 	ph->ops = atomic_load(&c->ops);
 	ph->aborts = vmstat("spf_abort_vma_changed") - changed0 +
 		     vmstat("spf_abort_vma_busy") - busy0;
-	ph->charged = writers_read(ph->writers, sizeof(ph->writers));
+	ph->charged = spf_writers_read(ph->writers, sizeof(ph->writers), NULL);
 }
 
 SPF_WINDOW_FIXTURE(neighbour, DELAY);

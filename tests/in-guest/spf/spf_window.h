@@ -104,4 +104,53 @@ static inline long long pagemap_pfn(const void *addr)
 	return e & ((1ULL << 55) - 1);
 }
 
+/*
+ * Which writers' marks made speculative faults give up, as the debug
+ * kernel counts them (CONFIG_DEBUG_SPF_ABORT_WRITERS): one line per
+ * place that marked, "BUSY CHANGED SYMBOL+OFFSET/SIZE".
+ */
+#define SPF_WRITERS_FILE "/sys/kernel/debug/spf_abort_writers"
+
+/* Zero the debug kernel's charges, where it has them. */
+static inline void spf_writers_reset(void)
+{
+	int fd = open(SPF_WRITERS_FILE, O_WRONLY);
+
+	if (fd < 0)
+		return;
+	if (write(fd, "0\n", 2) != 2)
+		perror(SPF_WRITERS_FILE);
+	close(fd);
+}
+
+/*
+ * The charges as one line, "BUSY CHANGED WRITER; ...; unknown N"; returns
+ * the aborts charged to the writers whose symbol is @only (every writer
+ * when NULL), or -1 without the file.
+ */
+static inline long long spf_writers_read(char *buf, size_t len,
+					 const char *only)
+{
+	char line[256], fn[200];
+	long long busy, changed, charged = 0;
+	size_t k = 0, n = only ? strlen(only) : 0;
+	FILE *f = fopen(SPF_WRITERS_FILE, "r");
+
+	snprintf(buf, len, "no %s", SPF_WRITERS_FILE);
+	if (!f)
+		return -1;
+	buf[0] = 0;
+	/* the header line first */
+	if (fgets(line, sizeof(line), f))
+		while (fgets(line, sizeof(line), f) && k < len) {
+			line[strcspn(line, "\n")] = 0;
+			if (sscanf(line, "%lld %lld %199s", &busy, &changed, fn) == 3 &&
+			    (!only || (!strncmp(fn, only, n) && fn[n] == '+')))
+				charged += busy + changed;
+			k += snprintf(buf + k, len - k, "%s%s", k ? "; " : "", line);
+		}
+	fclose(f);
+	return charged;
+}
+
 #endif /* SPF_WINDOW_H */
