@@ -53,7 +53,7 @@ static int bind_to(struct ctx *c, int node)
 {
 	unsigned long mask = 1UL << node;
 
-	if (sys_mbind(c->b, PAGES * PS, MPOL_BIND, &mask, 2, 0)) {
+	if (sys_mbind(c->b, PAGES * PS, MPOL_BIND, &mask, sizeof(mask) * 8, 0)) {
 		fail(c->fb, "mbind(MPOL_BIND, node %d): %s", node,
 		     strerror(errno));
 		return -1;
