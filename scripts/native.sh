@@ -130,6 +130,15 @@ native_ready() {
 		[ "$(wc -l </proc/swaps)" -gt 1 ] ||
 			die "variant $1 pages out to swap and this machine has none (qemu/run --swap gives a guest zram): swapon a device first" ;;
 	esac
+	case " $(variant_qemu_args "$1") " in
+	*" numa_balancing=enable "*)
+		_nr_nodes=0
+		for _nr_n in /sys/devices/system/node/node[0-9]*; do
+			[ -d "$_nr_n" ] && _nr_nodes=$((_nr_nodes + 1))
+		done
+		[ "$_nr_nodes" -gt 1 ] && [ "$(cat /proc/sys/kernel/numa_balancing 2>/dev/null || echo 0)" != 0 ] ||
+			die "variant $1 needs NUMA balancing on a machine with two NUMA nodes or more (this one has $_nr_nodes; kernel.numa_balancing=$(cat /proc/sys/kernel/numa_balancing 2>/dev/null || echo absent))" ;;
+	esac
 }
 
 # native_sysctls_ready: each of $sysctls exists on this kernel (status 1
