@@ -21,15 +21,18 @@
  * A guest with NUMA balancing (CONFIG_NUMA_BALANCING; the test turns it
  * on and makes its scanner run every few milliseconds), a VMA of PAGES
  * pages, and two threads whose stacks and shared state are in a VMA with
- * a memory policy of its own, which the scanner leaves alone: their only
- * hinting faults are those on the PAGES pages, each held 40 ms.
+ * a memory policy of its own, which the scanner leaves alone, and whose
+ * calls into libc go through a read-only GOT (the Makefile links with -z
+ * now): their only hinting faults are those on the PAGES pages, each held
+ * 40 ms, and no two of them take one on the same PTE at once.
  *
  *  1. alone: each round writes the pages, waits for two passes of the
  *     scanner and reads them back: hinting faults, which speculation
  *     completes (spf_success_numa), and every value must read back;
- *  2. the reads on CPU 0, each a hinting fault held by spf_delay=numa
+ *  2. each round writes and scans the pages again, then reads them one
+ *     by one on CPU 0, each read a hinting fault held by spf_delay=numa
  *     before its PTE lock, while a thread on CPU 1 zaps the page (even
- *     rounds) or makes it read-only (odd rounds) a few milliseconds into
+ *     pages) or makes it read-only (odd pages) a few milliseconds into
  *     the delay: a zapped page must read 0 and one made read-only its
  *     value; the zaps move spf_numa_pte_changed, the mprotect() calls
  *     give aborts charged to their marks (spf_abort_writers).
@@ -67,7 +70,7 @@ struct saved_numa {
 enum racer_op { OP_NONE, OP_ZAP, OP_PROTECT };
 
 struct race_counts {
-	long rounds, held;
+	long reads, held;
 	long long protect_aborts;
 	char writers[512];
 };
@@ -76,12 +79,15 @@ struct race_counts {
 struct ctx {
 	char *b;
 	struct failbox *fb;
+	struct __test_metadata *md;	/* for the window's log */
 	atomic_int op;		/* what the racer does next, once */
 	atomic_int page;	/* to which page */
 	atomic_int done;	/* the racer's call returned */
 	atomic_int stop;
 	double seconds;		/* of each phase */
 	long alone;		/* rounds */
+	double scan_wait_s;	/* waiting for the scanner, in all */
+	long scan_waits;
 	struct race_counts n;
 	char sched[8192];	/* /proc/self/sched, read here */
 };
@@ -159,7 +165,7 @@ static bool wait_for_scanner(struct ctx *c)
 {
 	void *pages[PAGES];
 	int nodes[PAGES], status[PAGES];
-	double end = now_s() + SCAN_WAIT_S;
+	double t, end = now_s() + SCAN_WAIT_S;
 	long seq0;
 
 	for (int p = 0; p < PAGES; p++)
@@ -174,6 +180,7 @@ static bool wait_for_scanner(struct ctx *c)
 		fail(c->fb, "move_pages(to their nodes): %s", strerror(errno));
 		return false;
 	}
+	t = now_s();
 	seq0 = scan_seq(c);
 	if (seq0 < 0) {
 		fail(c->fb, "no mm->numa_scan_seq in /proc/self/sched");
@@ -185,6 +192,8 @@ static bool wait_for_scanner(struct ctx *c)
 			     SCAN_WAIT_S);
 			return false;
 		}
+	c->scan_wait_s += now_s() - t;
+	c->scan_waits++;
 	return true;
 }
 
@@ -242,67 +251,88 @@ static void *racer(void *arg)
 	return NULL;
 }
 
-/* A read of one page a round, held in its hinting fault, raced. */
+/*
+ * Read page p, PROT_NONE, while the racer zaps it or makes it read-only
+ * a few milliseconds into the hinting fault; false on a failure.
+ */
+static bool race_page(struct ctx *c, long r, long p, bool zap,
+		      struct race_counts *n)
+{
+	uint64_t v, want = mkval(r, 0, p, 1);
+	double t;
+
+	atomic_store(&c->page, p);
+	atomic_store(&c->done, 0);
+	if (!zap)
+		spf_writers_reset();
+	atomic_store(&c->op, zap ? OP_ZAP : OP_PROTECT);
+	t = now_s();
+	v = *(volatile uint64_t *)(c->b + p * PS);
+	if ((now_s() - t) * 1e6 >= HELD_US)
+		n->held++;
+	n->reads++;
+	while (!atomic_load(&c->done) && !failed(c->fb))
+		sched_yield();
+	if (!zap) {
+		long long k = spf_writers_read(n->writers, sizeof(n->writers),
+					       NULL);
+
+		if (k > 0)
+			n->protect_aborts += k;
+	}
+	if (zap ? v != 0 && v != want : v != want) {
+		fail(c->fb, "round %ld: page %ld reads %#lx after %s, wrote %#lx%s",
+		     r, p, (unsigned long)v,
+		     zap ? "a zap in its hinting fault" :
+			   "mprotect(PROT_READ) in its hinting fault",
+		     (unsigned long)want, zap ? " (or 0)" : "");
+		return false;
+	}
+	if (!zap && mprotect(c->b + p * PS, PS, PROT_READ | PROT_WRITE)) {
+		fail(c->fb, "mprotect(PROT_READ | PROT_WRITE): %s",
+		     strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* Rounds of PAGES raced reads, half of them zapped, half protected. */
 static void run_race(struct ctx *c, double seconds, struct race_counts *n)
 {
 	double end = now_s() + seconds;
-	long r;
 
-	for (r = 1; now_s() < end && !failed(c->fb); r++) {
-		long p = r % PAGES;
-		bool zap = r % 2 == 0;
-		uint64_t v, want = mkval(r, 0, p, 1);
-		double t;
-
+	for (long r = 1; now_s() < end && !failed(c->fb); r++) {
 		if (!write_all(c, r))
 			break;
-		atomic_store(&c->page, p);
-		atomic_store(&c->done, 0);
-		if (!zap)
-			spf_writers_reset();
-		atomic_store(&c->op, zap ? OP_ZAP : OP_PROTECT);
-		t = now_s();
-		v = *(volatile uint64_t *)(c->b + p * PS);
-		if ((now_s() - t) * 1e6 >= HELD_US)
-			n->held++;
-		while (!atomic_load(&c->done) && !failed(c->fb))
-			sched_yield();
-		if (!zap) {
-			long long k = spf_writers_read(n->writers,
-						       sizeof(n->writers), NULL);
-
-			if (k > 0)
-				n->protect_aborts += k;
-		}
-		if (zap ? v != 0 && v != want : v != want) {
-			fail(c->fb, "round %ld: page %ld reads %#lx after %s, wrote %#lx%s",
-			     r, p, (unsigned long)v,
-			     zap ? "a zap in its hinting fault" :
-				   "mprotect(PROT_READ) in its hinting fault",
-			     (unsigned long)want, zap ? " (or 0)" : "");
-			break;
-		}
-		if (!zap && mprotect(c->b + p * PS, PS, PROT_READ | PROT_WRITE)) {
-			fail(c->fb, "mprotect(PROT_READ | PROT_WRITE): %s",
-			     strerror(errno));
-			break;
-		}
+		for (long p = 0; p < PAGES; p++)
+			if (!race_page(c, r, p, p % 2 == 0, n))
+				return;
 	}
-	n->rounds = r - 1;
 }
 
-/* On CPU 0: the pages alone, then raced. */
+/*
+ * On CPU 0: the pages alone, then raced, with the delay on only for the
+ * race: held 40 ms, every hinting fault of the test process would make it
+ * crawl (its heap, its libraries' data: what it touches after a pass).
+ */
 static void *faulter(void *arg)
 {
 	struct ctx *c = arg;
+	struct __test_metadata *_metadata = c->md;
 
 	if (pin_to_cpu(0)) {
 		fail(c->fb, "faulter: cannot run on CPU 0: %s", strerror(errno));
 		return NULL;
 	}
 	c->alone = run_alone(c, c->seconds);
-	if (!failed(c->fb))
-		run_race(c, c->seconds, &c->n);
+	if (failed(c->fb))
+		return NULL;
+	if (spf_window_open(_metadata, DELAY)) {
+		fail(c->fb, "cannot open the window: spf_delay=%s", DELAY);
+		return NULL;
+	}
+	run_race(c, c->seconds, &c->n);
+	spf_delay_set(spf_delay_before);
 	return NULL;
 }
 
@@ -347,7 +377,7 @@ static int start_thread(struct ctx *c, int i, pthread_t *t,
 	return ret;
 }
 
-SPF_WINDOW_FIXTURE(numa, DELAY);
+SPF_RACE_FIXTURE(numa);
 
 TEST_F_TIMEOUT(numa, race, SPF_TIMEOUT)
 {
@@ -362,6 +392,7 @@ TEST_F_TIMEOUT(numa, race, SPF_TIMEOUT)
 	ASSERT_NE(NULL, c);
 	c->fb = failbox_new();
 	ASSERT_NE(NULL, c->fb);
+	c->md = _metadata;
 	/* PROT_NONE guards: the VMA merges with no neighbour */
 	self->map_len = (PAGES + 2) * PS;
 	self->map = mmap(NULL, self->map_len, PROT_NONE,
@@ -369,14 +400,18 @@ TEST_F_TIMEOUT(numa, race, SPF_TIMEOUT)
 	ASSERT_NE(MAP_FAILED, self->map);
 	c->b = map_anon(self->map + PS, PAGES * PS, MAP_FIXED);
 	ASSERT_NE(NULL, c->b);
-	/* the racer from the start: a second thread in the mm */
-	ASSERT_EQ(0, start_thread(c, 0, &tr, racer));
 	ret = numa_on(_metadata, &saved);
-	if (ret) {
+	if (ret)
 		numa_restore(&saved);
-		atomic_store(&c->stop, 1);
-		pthread_join(tr, NULL);
-	}
+	ASSERT_EQ(0, ret);
+	/*
+	 * The threads after the knobs: a thread takes its first scan period
+	 * from scan_delay_ms when it is made, and any thread's period sets
+	 * when the next scan of the mm may start.
+	 */
+	ret = start_thread(c, 0, &tr, racer);
+	if (ret)
+		numa_restore(&saved);
 	ASSERT_EQ(0, ret);
 
 	SPF_BEGIN(spf0);
@@ -393,8 +428,10 @@ TEST_F_TIMEOUT(numa, race, SPF_TIMEOUT)
 
 	TH_LOG("alone: %ld rounds of %d pages written, scanned and read back",
 	       c->alone, PAGES);
+	TH_LOG("two passes of the scanner took %.0f ms on average",
+	       c->scan_waits ? c->scan_wait_s * 1e3 / c->scan_waits : 0.0);
 	TH_LOG("raced: %ld reads, %ld held in a hinting fault; mprotect() marks stopped %lld (%s)",
-	       c->n.rounds, c->n.held, c->n.protect_aborts, c->n.writers);
+	       c->n.reads, c->n.held, c->n.protect_aborts, c->n.writers);
 	failbox_report(c->fb);
 	EXPECT_EQ(0, failed(c->fb));
 	EXPECT_LT(0, c->alone);
