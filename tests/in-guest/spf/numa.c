@@ -23,8 +23,9 @@
  * pages, and two threads whose stacks and shared state are in a VMA with
  * a memory policy of its own, which the scanner leaves alone, and whose
  * calls into libc go through a read-only GOT (the Makefile links with -z
- * now): their only hinting faults are those on the PAGES pages, each held
- * 40 ms, and no two of them take one on the same PTE at once.
+ * now): their only hinting faults are those on the PAGES pages (held
+ * 40 ms in the race), and no two of them take one on the same PTE at
+ * once.
  *
  *  1. alone: each round writes the pages, waits for two passes of the
  *     scanner and reads them back: hinting faults, which speculation
