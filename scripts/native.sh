@@ -136,8 +136,10 @@ native_ready() {
 		for _nr_n in /sys/devices/system/node/node[0-9]*; do
 			[ -d "$_nr_n" ] && _nr_nodes=$((_nr_nodes + 1))
 		done
-		[ "$_nr_nodes" -gt 1 ] && [ "$(cat /proc/sys/kernel/numa_balancing 2>/dev/null || echo 0)" != 0 ] ||
-			die "variant $1 needs NUMA balancing on a machine with two NUMA nodes or more (this one has $_nr_nodes; kernel.numa_balancing=$(cat /proc/sys/kernel/numa_balancing 2>/dev/null || echo absent))" ;;
+		_nr_bal=$(cat /proc/sys/kernel/numa_balancing 2>/dev/null || echo absent)
+		if [ "$_nr_nodes" -lt 2 ] || [ "$_nr_bal" = 0 ] || [ "$_nr_bal" = absent ]; then
+			die "variant $1 needs NUMA balancing on a machine with two NUMA nodes or more (this one has $_nr_nodes; kernel.numa_balancing=$_nr_bal)"
+		fi ;;
 	esac
 }
 
