@@ -30,7 +30,6 @@
 
 #define DELAY "pgtable:1000"
 #define TABLES 16		/* page tables in the VMA */
-#define GIB (1UL << 30)
 #define REMAP_US 2000		/* the remapper's pause between its munmap()s */
 
 struct ctx {
@@ -143,26 +142,6 @@ static void run_phase(struct __test_metadata *_metadata, struct ctx *c,
 	ph->rounds = r - 1;
 	ph->installed = vmstat("spf_pgtable_installed") - installed0;
 	ph->marked = vmstat("spf_pgtable_marked") - marked0;
-}
-
-/*
- * An empty, 1 GiB-aligned gigabyte between two PROT_NONE reservations:
- * munmap() of a VMA there frees the PMD table too. *resv and *resv_len
- * are for the final munmap().
- */
-static char *reserve_gigabyte(char **resv, size_t *resv_len)
-{
-	size_t len = 3 * GIB;
-	char *r = mmap(NULL, len, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	char *g;
-
-	if (r == MAP_FAILED)
-		return NULL;
-	*resv = r;
-	*resv_len = len;
-	g = (char *)(((uintptr_t)r + GIB - 1) & ~(GIB - 1));
-	return munmap(g, GIB) ? NULL : g;
 }
 
 /*

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Window: a speculative anonymous fault that found its PMD empty in a VMA
+ * that wants huge pages maps a new huge page there on a write, the huge
+ * zero page on a read (spf_huge_fault()), checking the VMA's mark under
+ * page_table_lock. munmap() marks the VMA, skips the empty PMD without a
+ * lock and, when nothing else maps in the same gigabyte, frees the PMD
+ * table above it: a fault that did not check the mark maps its huge page
+ * into that freed table, and the page and the page table it deposited are
+ * never freed ("BUG: non-zero pgtables_bytes on freeing mm" or a bad
+ * rss-counter when the process exits, which the runner's kernel log check
+ * sees), if the freed table's reuse does not crash the kernel first.
+ *
+ * One anonymous VMA of PMDS huge pages (MADV_HUGEPAGE) at the start of an
+ * empty, 1 GiB-aligned gigabyte whose neighbours are PROT_NONE
+ * reservations (so munmap() frees the PMD table too). Page 0 is written
+ * first, which gives the VMA its anon_vma. With spf_delay=huge each fault
+ * waits, huge page cleared, before it takes the locks:
+ *
+ *  1. this thread alone unmaps and maps the VMA again, then writes to the
+ *     even huge pages and reads the odd ones: every value reads back, the
+ *     reads find zeroes, and speculation maps huge pages
+ *     (spf_success_huge);
+ *  2. this thread does the same on CPU 0 while a remapper on CPU 1 unmaps
+ *     and maps the VMA again every few milliseconds, so that faults find
+ *     the VMA marked (spf_huge_marked moves only then).
+ */
+#include "spf_window.h"
+
+#define DELAY "huge:1000"
+#define PMDS 8			/* huge pages in the VMA */
+#define REMAP_US 2000		/* the remapper's pause between its munmap()s */
+#define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
+
+struct ctx {
+	char *b;		/* the VMA, at the start of its gigabyte */
+	char *stack;		/* the remapper's, mapped before the gigabyte */
+	atomic_int stop;
+	atomic_long remaps;
+	struct failbox *fb;
+};
+
+static size_t vma_len(void)
+{
+	return PMDS * PMD_SIZE_;
+}
+
+/* The word this thread reaches in huge page h in round r. */
+static volatile uint64_t *huge_word(struct ctx *c, int h, long r)
+{
+	return (volatile uint64_t *)(c->b + h * PMD_SIZE_ + (r % 512) * PS);
+}
+
+/* Unmap the VMA and map it again, page 0 written (its anon_vma); 0 or -1. */
+static int remap(struct ctx *c)
+{
+	if (munmap(c->b, vma_len())) {
+		fail(c->fb, "munmap(): %s", strerror(errno));
+		return -1;
+	}
+	if (mmap(c->b, vma_len(), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != c->b) {
+		fail(c->fb, "mmap() at %p: %s", c->b, strerror(errno));
+		return -1;
+	}
+	if (madvise(c->b, vma_len(), MADV_HUGEPAGE)) {
+		fail(c->fb, "madvise(MADV_HUGEPAGE): %s", strerror(errno));
+		return -1;
+	}
+	return probe_write((volatile uint64_t *)c->b, 1);
+}
+
+static void *remapper(void *arg)
+{
+	struct ctx *c = arg;
+
+	if (pin_to_cpu(1))
+		fail(c->fb, "remapper: cannot run on CPU 1: %s", strerror(errno));
+	while (!atomic_load(&c->stop) && !failed(c->fb)) {
+		usleep(REMAP_US);
+		if (remap(c)) {
+			fail(c->fb, "remapper: page 0 of the new VMA: signal %d",
+			     probe_signo);
+			break;
+		}
+		atomic_fetch_add(&c->remaps, 1);
+	}
+	return NULL;
+}
+
+struct phase {
+	long rounds;
+	long long mapped;	/* spf_success_huge */
+	long long marked;	/* spf_huge_marked */
+};
+
+/* Touch huge page h in round r: write the even ones, read the odd ones. */
+static void touch(struct ctx *c, int h, long r, bool race)
+{
+	volatile uint64_t *w = huge_word(c, h, r);
+	uint64_t v = mkval(r, 0, h, 1), got;
+
+	if (h % 2 == 0) {
+		if (probe_write(w, v)) {
+			if (!race)
+				fail(c->fb, "round %ld: write to huge page %d: signal %d",
+				     r, h, probe_signo);
+			return;
+		}
+		if (!race && *w != v)
+			fail(c->fb, "round %ld: huge page %d reads %#lx, wrote %#lx",
+			     r, h, (unsigned long)*w, (unsigned long)v);
+		return;
+	}
+	if (probe_read(w, &got)) {
+		if (!race)
+			fail(c->fb, "round %ld: read of huge page %d: signal %d",
+			     r, h, probe_signo);
+		return;
+	}
+	if (got)
+		fail(c->fb, "round %ld: new huge page %d reads %#lx, not 0",
+		     r, h, (unsigned long)got);
+}
+
+/*
+ * One phase of seconds. Alone, this thread remaps the VMA every round and
+ * every value must read back; beside the remapper an access may meet the
+ * VMA unmapped or be unmapped before it is read, a read must still find
+ * zeroes, and the kernel log is the check.
+ */
+static void run_phase(struct __test_metadata *_metadata, struct ctx *c,
+		      double seconds, bool race, struct phase *ph)
+{
+	long long mapped0 = vmstat("spf_success_huge");
+	long long marked0 = vmstat("spf_huge_marked");
+	pthread_attr_t a;
+	pthread_t tr;
+	double end;
+	long r;
+
+	atomic_store(&c->stop, 0);
+	if (race) {
+		/* a stack of its own: the gigabyte must stay empty */
+		ASSERT_EQ(0, pthread_attr_init(&a));
+		ASSERT_EQ(0, pthread_attr_setstack(&a, c->stack, STACK_SIZE));
+		ASSERT_EQ(0, pthread_create(&tr, &a, remapper, c));
+		pthread_attr_destroy(&a);
+	}
+	end = now_s() + seconds;
+	for (r = 1; now_s() < end && !failed(c->fb); r++) {
+		if (!race && remap(c)) {
+			fail(c->fb, "round %ld: page 0 of the new VMA: signal %d",
+			     r, probe_signo);
+			break;
+		}
+		for (int h = 1; h < PMDS; h++)
+			touch(c, h, r, race);
+	}
+	atomic_store(&c->stop, 1);
+	if (race)
+		pthread_join(tr, NULL);
+	ph->rounds = r - 1;
+	ph->mapped = vmstat("spf_success_huge") - mapped0;
+	ph->marked = vmstat("spf_huge_marked") - marked0;
+}
+
+/* Whether THP may be used in a VMA with MADV_HUGEPAGE. */
+static bool thp_madvise_allowed(void)
+{
+	char buf[128] = "";
+	FILE *f = fopen(THP_ENABLED, "r");
+
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return !strstr(buf, "[never]");
+}
+
+SPF_WINDOW_FIXTURE(huge, DELAY);
+
+TEST_F_TIMEOUT(huge, race, SPF_TIMEOUT)
+{
+	struct phase alone, raced;
+	struct ctx *c;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+	if (!thp_madvise_allowed())
+		SKIP(return, "transparent huge pages are off (%s)", THP_ENABLED);
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	ASSERT_NE(MAP_FAILED, c);
+	c->fb = failbox_new();
+	ASSERT_NE(NULL, c->fb);
+	c->stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, c->stack);
+	c->b = reserve_gigabyte(&self->map, &self->map_len);
+	ASSERT_NE(NULL, c->b);
+	ASSERT_EQ(c->b, mmap(c->b, vma_len(), PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	ASSERT_EQ(0, pin_to_cpu(0));
+
+	SPF_BEGIN(spf0);
+	spf0.also_success = "spf_success_huge";
+	run_phase(_metadata, c, test_seconds() / 2, false, &alone);
+	if (!failed(c->fb))
+		run_phase(_metadata, c, test_seconds() / 2, true, &raced);
+	SPF_END(spf0, "spf_huge_marked");
+
+	TH_LOG("alone: %ld rounds, %lld huge pages mapped speculatively",
+	       alone.rounds, alone.mapped);
+	TH_LOG("beside the remapper's %ld munmap()s: %ld rounds, %lld mapped, %lld found the VMA marked",
+	       atomic_load(&c->remaps), raced.rounds, raced.mapped,
+	       raced.marked);
+	failbox_report(c->fb);
+	EXPECT_EQ(0, failed(c->fb));
+	/* speculation mapped the huge pages of the rounds alone */
+	EXPECT_LT(0, alone.mapped);
+	EXPECT_LT(0, atomic_load(&c->remaps));
+	failbox_free(c->fb);
+	munmap(c->stack, STACK_SIZE);
+	munmap(c, sizeof(*c));
+}
+
+SPF_SCALE_TIMEOUT(huge, race)
+
+TEST_HARNESS_MAIN
