@@ -11,7 +11,7 @@ $bb mount -t tmpfs tmpfs /tmp
 n=${SWEEP_N:-1}
 echo "SWEEP kernel=$($bb uname -r) cpus=$($bb nproc) thp=$($bb cat /sys/kernel/mm/transparent_hugepage/enabled)"
 echo "SWEEP spf=$($bb cat /proc/sys/vm/speculative_page_fault 2>/dev/null || echo none)"
-for v in ${SWEEP_VARIANTS:-serial each writer fresh}; do
+for v in ${SWEEP_VARIANTS:-serial each writer fresh thp}; do
 	t=$n
 	case $v in
 	serial) args=--madvise=serial ;;

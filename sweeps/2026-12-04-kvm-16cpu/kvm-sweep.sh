@@ -18,6 +18,7 @@ cpu=host
 mkdir -p "$work" "$out" || exit 1
 tar xzf "$tgz" -C "$work" || { echo "kvm-sweep.sh: cannot unpack $tgz" >&2; exit 1; }
 k=$work/kvm
+export QEMU_MODULE_DIR="$k/modules"
 [ "$accel" != kvm ] || [ -w /dev/kvm ] || { echo "kvm-sweep.sh: no writable /dev/kvm" >&2; exit 1; }
 qemu() {
 	"$k/lib/ld-linux-x86-64.so.2" --library-path "$k/lib" \

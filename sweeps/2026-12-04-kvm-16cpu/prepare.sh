@@ -22,6 +22,9 @@ for f in /usr/share/seabios/bios-256k.bin /usr/share/qemu/kvmvapic.bin \
 	/usr/share/qemu/linuxboot_dma.bin; do
 	cp -L "$f" "$stage/kvm/share/"
 done
+# TCG is a module in Debian's QEMU: for a try without KVM (ACCEL=tcg)
+mkdir -p "$stage/kvm/modules"
+cp /usr/lib/x86_64-linux-gnu/qemu/accel-tcg-x86_64.so "$stage/kvm/modules/"
 for k in base spf; do
 	cp "build/kernels/$k/arch/x86/boot/bzImage" "$stage/kvm/$k.bzImage"
 done
