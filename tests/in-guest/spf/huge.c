@@ -25,67 +25,17 @@
  *     and maps the VMA again every few milliseconds, so that faults find
  *     the VMA marked (spf_huge_marked moves only then).
  */
-#include "spf_window.h"
+#include "gigabyte_vma.h"
 
 #define DELAY "huge:1000"
 #define PMDS 8			/* huge pages in the VMA */
 #define REMAP_US 2000		/* the remapper's pause between its munmap()s */
 #define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
 
-struct ctx {
-	char *b;		/* the VMA, at the start of its gigabyte */
-	char *stack;		/* the remapper's, mapped before the gigabyte */
-	atomic_int stop;
-	atomic_long remaps;
-	struct failbox *fb;
-};
-
-static size_t vma_len(void)
-{
-	return PMDS * PMD_SIZE_;
-}
-
 /* The word this thread reaches in huge page h in round r. */
-static volatile uint64_t *huge_word(struct ctx *c, int h, long r)
+static volatile uint64_t *huge_word(struct gigabyte_vma *c, int h, long r)
 {
 	return (volatile uint64_t *)(c->b + h * PMD_SIZE_ + (r % 512) * PS);
-}
-
-/* Unmap the VMA and map it again, page 0 written (its anon_vma); 0 or -1. */
-static int remap(struct ctx *c)
-{
-	if (munmap(c->b, vma_len())) {
-		fail(c->fb, "munmap(): %s", strerror(errno));
-		return -1;
-	}
-	if (mmap(c->b, vma_len(), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != c->b) {
-		fail(c->fb, "mmap() at %p: %s", c->b, strerror(errno));
-		return -1;
-	}
-	if (madvise(c->b, vma_len(), MADV_HUGEPAGE)) {
-		fail(c->fb, "madvise(MADV_HUGEPAGE): %s", strerror(errno));
-		return -1;
-	}
-	return probe_write((volatile uint64_t *)c->b, 1);
-}
-
-static void *remapper(void *arg)
-{
-	struct ctx *c = arg;
-
-	if (pin_to_cpu(1))
-		fail(c->fb, "remapper: cannot run on CPU 1: %s", strerror(errno));
-	while (!atomic_load(&c->stop) && !failed(c->fb)) {
-		usleep(REMAP_US);
-		if (remap(c)) {
-			fail(c->fb, "remapper: page 0 of the new VMA: signal %d",
-			     probe_signo);
-			break;
-		}
-		atomic_fetch_add(&c->remaps, 1);
-	}
-	return NULL;
 }
 
 struct phase {
@@ -95,7 +45,7 @@ struct phase {
 };
 
 /* Touch huge page h in round r: write the even ones, read the odd ones. */
-static void touch(struct ctx *c, int h, long r, bool race)
+static void touch(struct gigabyte_vma *c, int h, long r, bool race)
 {
 	volatile uint64_t *w = huge_word(c, h, r);
 	uint64_t v = mkval(r, 0, h, 1), got;
@@ -129,27 +79,20 @@ static void touch(struct ctx *c, int h, long r, bool race)
  * VMA unmapped or be unmapped before it is read, a read must still find
  * zeroes, and the kernel log is the check.
  */
-static void run_phase(struct __test_metadata *_metadata, struct ctx *c,
+static void run_phase(struct __test_metadata *_metadata, struct gigabyte_vma *c,
 		      double seconds, bool race, struct phase *ph)
 {
 	long long mapped0 = vmstat("spf_success_huge");
 	long long marked0 = vmstat("spf_huge_marked");
-	pthread_attr_t a;
-	pthread_t tr;
 	double end;
 	long r;
 
-	atomic_store(&c->stop, 0);
-	if (race) {
-		/* a stack of its own: the gigabyte must stay empty */
-		ASSERT_EQ(0, pthread_attr_init(&a));
-		ASSERT_EQ(0, pthread_attr_setstack(&a, c->stack, STACK_SIZE));
-		ASSERT_EQ(0, pthread_create(&tr, &a, remapper, c));
-		pthread_attr_destroy(&a);
-	}
+	/* its stack is outside: the gigabyte must stay empty */
+	if (race)
+		ASSERT_EQ(0, gigabyte_vma_race(c));
 	end = now_s() + seconds;
 	for (r = 1; now_s() < end && !failed(c->fb); r++) {
-		if (!race && remap(c)) {
+		if (!race && gigabyte_vma_remap(c)) {
 			fail(c->fb, "round %ld: page 0 of the new VMA: signal %d",
 			     r, probe_signo);
 			break;
@@ -157,9 +100,8 @@ static void run_phase(struct __test_metadata *_metadata, struct ctx *c,
 		for (int h = 1; h < PMDS; h++)
 			touch(c, h, r, race);
 	}
-	atomic_store(&c->stop, 1);
 	if (race)
-		pthread_join(tr, NULL);
+		gigabyte_vma_race_end(c);
 	ph->rounds = r - 1;
 	ph->mapped = vmstat("spf_success_huge") - mapped0;
 	ph->marked = vmstat("spf_huge_marked") - marked0;
@@ -184,24 +126,15 @@ SPF_WINDOW_FIXTURE(huge, DELAY);
 TEST_F_TIMEOUT(huge, race, SPF_TIMEOUT)
 {
 	struct phase alone, raced;
-	struct ctx *c;
+	struct gigabyte_vma *c;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs two CPUs");
 	if (!thp_madvise_allowed())
 		SKIP(return, "transparent huge pages are off (%s)", THP_ENABLED);
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	ASSERT_NE(MAP_FAILED, c);
-	c->fb = failbox_new();
-	ASSERT_NE(NULL, c->fb);
-	c->stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, c->stack);
-	c->b = reserve_gigabyte(&self->map, &self->map_len);
-	ASSERT_NE(NULL, c->b);
-	ASSERT_EQ(c->b, mmap(c->b, vma_len(), PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	c = gigabyte_vma_new(PMDS * PMD_SIZE_, MADV_HUGEPAGE, REMAP_US, &self->map,
+			     &self->map_len);
+	ASSERT_NE(NULL, c);
 	ASSERT_EQ(0, pin_to_cpu(0));
 
 	SPF_BEGIN(spf0);
@@ -221,9 +154,7 @@ TEST_F_TIMEOUT(huge, race, SPF_TIMEOUT)
 	/* speculation mapped the huge pages of the rounds alone */
 	EXPECT_LT(0, alone.mapped);
 	EXPECT_LT(0, atomic_load(&c->remaps));
-	failbox_free(c->fb);
-	munmap(c->stack, STACK_SIZE);
-	munmap(c, sizeof(*c));
+	gigabyte_vma_free(c);
 }
 
 SPF_SCALE_TIMEOUT(huge, race)

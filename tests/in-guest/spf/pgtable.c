@@ -24,7 +24,7 @@
  *     that installs find the VMA marked (spf_pgtable_marked moves only
  *     then).
  */
-#include "spf_window.h"
+#include "gigabyte_vma.h"
 
 #include <sys/prctl.h>
 
@@ -32,56 +32,10 @@
 #define TABLES 16		/* page tables in the VMA */
 #define REMAP_US 2000		/* the remapper's pause between its munmap()s */
 
-struct ctx {
-	char *b;		/* the VMA, at the start of its gigabyte */
-	char *stack;		/* the remapper's, mapped before the gigabyte */
-	atomic_int stop;
-	atomic_long remaps;
-	struct failbox *fb;
-};
-
-static size_t vma_len(void)
-{
-	return TABLES * PMD_SIZE_;
-}
-
 /* The word this thread writes in table t in round r. */
-static volatile uint64_t *table_word(struct ctx *c, int t, long r)
+static volatile uint64_t *table_word(struct gigabyte_vma *c, int t, long r)
 {
 	return (volatile uint64_t *)(c->b + t * PMD_SIZE_ + (r % 512) * PS);
-}
-
-/* Unmap the VMA and map it again, page 0 written (its anon_vma); 0 or -1. */
-static int remap(struct ctx *c)
-{
-	if (munmap(c->b, vma_len())) {
-		fail(c->fb, "munmap(): %s", strerror(errno));
-		return -1;
-	}
-	if (mmap(c->b, vma_len(), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != c->b) {
-		fail(c->fb, "mmap() at %p: %s", c->b, strerror(errno));
-		return -1;
-	}
-	return probe_write((volatile uint64_t *)c->b, 1);
-}
-
-static void *remapper(void *arg)
-{
-	struct ctx *c = arg;
-
-	if (pin_to_cpu(1))
-		fail(c->fb, "remapper: cannot run on CPU 1: %s", strerror(errno));
-	while (!atomic_load(&c->stop) && !failed(c->fb)) {
-		usleep(REMAP_US);
-		if (remap(c)) {
-			fail(c->fb, "remapper: page 0 of the new VMA: signal %d",
-			     probe_signo);
-			break;
-		}
-		atomic_fetch_add(&c->remaps, 1);
-	}
-	return NULL;
 }
 
 struct phase {
@@ -96,27 +50,20 @@ struct phase {
  * meet the VMA unmapped or be unmapped before it is read, and the kernel
  * log is the check.
  */
-static void run_phase(struct __test_metadata *_metadata, struct ctx *c,
+static void run_phase(struct __test_metadata *_metadata, struct gigabyte_vma *c,
 		      double seconds, bool race, struct phase *ph)
 {
 	long long installed0 = vmstat("spf_pgtable_installed");
 	long long marked0 = vmstat("spf_pgtable_marked");
-	pthread_attr_t a;
-	pthread_t tr;
 	double end;
 	long r;
 
-	atomic_store(&c->stop, 0);
-	if (race) {
-		/* a stack of its own: the gigabyte must stay empty */
-		ASSERT_EQ(0, pthread_attr_init(&a));
-		ASSERT_EQ(0, pthread_attr_setstack(&a, c->stack, STACK_SIZE));
-		ASSERT_EQ(0, pthread_create(&tr, &a, remapper, c));
-		pthread_attr_destroy(&a);
-	}
+	/* its stack is outside: the gigabyte must stay empty */
+	if (race)
+		ASSERT_EQ(0, gigabyte_vma_race(c));
 	end = now_s() + seconds;
 	for (r = 1; now_s() < end && !failed(c->fb); r++) {
-		if (!race && remap(c)) {
+		if (!race && gigabyte_vma_remap(c)) {
 			fail(c->fb, "round %ld: page 0 of the new VMA: signal %d",
 			     r, probe_signo);
 			break;
@@ -136,9 +83,8 @@ static void run_phase(struct __test_metadata *_metadata, struct ctx *c,
 				     r, t, (unsigned long)*w, (unsigned long)v);
 		}
 	}
-	atomic_store(&c->stop, 1);
 	if (race)
-		pthread_join(tr, NULL);
+		gigabyte_vma_race_end(c);
 	ph->rounds = r - 1;
 	ph->installed = vmstat("spf_pgtable_installed") - installed0;
 	ph->marked = vmstat("spf_pgtable_marked") - marked0;
@@ -148,7 +94,7 @@ static void run_phase(struct __test_metadata *_metadata, struct ctx *c,
  * Whether the VMA is alone in its gigabyte, as /proc/self/maps says; a
  * mapping beside it would keep munmap() from freeing the PMD table.
  */
-static bool gigabyte_alone(struct __test_metadata *_metadata, struct ctx *c)
+static bool gigabyte_alone(struct __test_metadata *_metadata, struct gigabyte_vma *c)
 {
 	uintptr_t g = (uintptr_t)c->b, s, e;
 	char line[512];
@@ -159,7 +105,7 @@ static bool gigabyte_alone(struct __test_metadata *_metadata, struct ctx *c)
 		return false;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && s < g + GIB &&
-		    e > g && !(s == g && e == g + vma_len())) {
+		    e > g && !(s == g && e == g + c->len)) {
 			TH_LOG("another mapping in the VMA's gigabyte: %s", line);
 			alone = false;
 		}
@@ -172,24 +118,15 @@ SPF_WINDOW_FIXTURE(pgtable, DELAY);
 TEST_F_TIMEOUT(pgtable, race, SPF_TIMEOUT)
 {
 	struct phase alone, raced;
-	struct ctx *c;
+	struct gigabyte_vma *c;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs two CPUs");
 	/* page tables, not huge pages, in the VMAs mapped here */
 	ASSERT_EQ(0, prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	ASSERT_NE(MAP_FAILED, c);
-	c->fb = failbox_new();
-	ASSERT_NE(NULL, c->fb);
-	c->stack = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, c->stack);
-	c->b = reserve_gigabyte(&self->map, &self->map_len);
-	ASSERT_NE(NULL, c->b);
-	ASSERT_EQ(c->b, mmap(c->b, vma_len(), PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	c = gigabyte_vma_new(TABLES * PMD_SIZE_, 0, REMAP_US, &self->map,
+			     &self->map_len);
+	ASSERT_NE(NULL, c);
 	ASSERT_EQ(0, pin_to_cpu(0));
 
 	SPF_BEGIN(spf0);
@@ -209,9 +146,7 @@ TEST_F_TIMEOUT(pgtable, race, SPF_TIMEOUT)
 	EXPECT_LT(0, alone.installed);
 	EXPECT_LT(0, atomic_load(&c->remaps));
 	EXPECT_TRUE(gigabyte_alone(_metadata, c));
-	failbox_free(c->fb);
-	munmap(c->stack, STACK_SIZE);
-	munmap(c, sizeof(*c));
+	gigabyte_vma_free(c);
 }
 
 SPF_SCALE_TIMEOUT(pgtable, race)

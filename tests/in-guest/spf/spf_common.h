@@ -848,26 +848,6 @@ static inline char *reserve_pmds(size_t pmds, char **resv, size_t *resv_len)
 	return (char *)(((uintptr_t)r + PMD_SIZE_) & ~(PMD_SIZE_ - 1));
 }
 
-/*
- * An empty, 1 GiB-aligned gigabyte between two PROT_NONE reservations:
- * munmap() of a VMA there frees the PMD table too. *resv and *resv_len
- * are for the final munmap().
- */
-static inline char *reserve_gigabyte(char **resv, size_t *resv_len)
-{
-	size_t len = 3 * GIB;
-	char *r = mmap(NULL, len, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	char *g;
-
-	if (r == MAP_FAILED)
-		return NULL;
-	*resv = r;
-	*resv_len = len;
-	g = (char *)(((uintptr_t)r + GIB - 1) & ~(GIB - 1));
-	return munmap(g, GIB) ? NULL : g;
-}
-
 /* Put address space back into the reservation (after munmap, mremap). */
 static inline int re_reserve(char *addr, size_t len)
 {
