@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # PID 1 of a kvm-sweep.sh guest: the variants of multi-fault-all at
 # SWEEP_N vCPUs (the kernel hands unknown NAME=VALUE arguments of its
 # command line to init as its environment), each run's RESULT line on the
@@ -23,6 +24,7 @@ for v in ${SWEEP_VARIANTS:-serial each writer fresh thp}; do
 	esac
 	[ "$t" -ge 1 ] || continue
 	for r in $($bb seq 1 "${SWEEP_RUNS:-2}"); do
+		# shellcheck disable=SC2086 # args: words
 		/multi-fault-all --seconds="${SWEEP_SECONDS:-1.5}" $args "$t" >/tmp/out 2>&1
 		res=$($bb grep '^RESULT' /tmp/out) || res="FAILED $($bb tail -n 1 /tmp/out)"
 		echo "SWEEP $v-${t}t run $r $res"

@@ -16,6 +16,7 @@ struct gigabyte_vma {
 	char *b;		/* the VMA, at the start of its gigabyte */
 	size_t len;
 	int advice;		/* madvise() on each new mapping, 0 for none */
+	bool touch_last;	/* write the last page too after each remap */
 	unsigned int pause_us;	/* the remapper's pause between munmap()s */
 	char *stack;		/* the remapper's, mapped before the gigabyte */
 	pthread_t remapper;
@@ -60,8 +61,9 @@ static inline int gigabyte_vma_map(struct gigabyte_vma *c)
 }
 
 /*
- * Unmap the VMA and map it again, page 0 written (its anon_vma); 0, or -1
- * with the failure in c->fb or the signal the write took in probe_signo.
+ * Unmap the VMA and map it again, page 0 written (its anon_vma), and the
+ * last page if c->touch_last; 0, or -1 with the failure in c->fb or the
+ * signal a write took in probe_signo.
  */
 static inline int gigabyte_vma_remap(struct gigabyte_vma *c)
 {
@@ -69,9 +71,11 @@ static inline int gigabyte_vma_remap(struct gigabyte_vma *c)
 		fail(c->fb, "munmap(): %s", strerror(errno));
 		return -1;
 	}
-	if (gigabyte_vma_map(c))
+	if (gigabyte_vma_map(c) || probe_write((volatile uint64_t *)c->b, 1))
 		return -1;
-	return probe_write((volatile uint64_t *)c->b, 1);
+	if (!c->touch_last)
+		return 0;
+	return probe_write((volatile uint64_t *)(c->b + c->len - PS), 1);
 }
 
 static inline void *gigabyte_vma_remapper(void *arg)

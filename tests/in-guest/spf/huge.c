@@ -3,19 +3,24 @@
  * Window: a speculative anonymous fault that found its PMD empty in a VMA
  * that wants huge pages maps a new huge page there on a write, the huge
  * zero page on a read (spf_huge_fault()), checking the VMA's mark under
- * page_table_lock. munmap() marks the VMA, skips the empty PMD without a
- * lock and, when nothing else maps in the same gigabyte, frees the PMD
+ * page_table_lock. munmap() marks the VMA, zaps it (an empty PMD without
+ * a lock) and, when nothing else maps in the same gigabyte, frees the PMD
  * table above it: a fault that did not check the mark maps its huge page
- * into that freed table, and the page and the page table it deposited are
- * never freed ("BUG: non-zero pgtables_bytes on freeing mm" or a bad
- * rss-counter when the process exits, which the runner's kernel log check
- * sees), if the freed table's reuse does not crash the kernel first.
+ * after the zap passed its PMD, and munmap() frees a PMD table with a huge
+ * PMD and a deposited page table in it ("bad pmd", then
+ * VM_BUG_ON_PAGE(page->pmd_huge_pte), which the runner sees), or into the
+ * table already freed.
  *
- * One anonymous VMA of PMDS huge pages (MADV_HUGEPAGE) at the start of an
- * empty, 1 GiB-aligned gigabyte whose neighbours are PROT_NONE
- * reservations (so munmap() frees the PMD table too). Page 0 is written
- * first, which gives the VMA its anon_vma. With spf_delay=huge each fault
- * waits, huge page cleared, before it takes the locks:
+ * One anonymous VMA of PMDS huge pages (MADV_HUGEPAGE) and one small page
+ * at the start of an empty, 1 GiB-aligned gigabyte whose neighbours are
+ * PROT_NONE reservations (so munmap() frees the PMD table too). Page 0
+ * and the small page, the VMA's last, are written after each remap: page
+ * 0 gives the VMA its anon_vma, and the small page a page table after the
+ * huge pages, whose zap munmap() reaches last, so that spf_delay=zap holds
+ * munmap() there, after it passed the empty PMDs and before it frees the
+ * PMD table: a fault held by spf_delay=huge before its locks then finds
+ * the VMA marked, or, with the hole, maps its page where munmap() frees
+ * it. Each fault waits, huge page cleared, before it takes the locks:
  *
  *  1. this thread alone unmaps and maps the VMA again, then writes to the
  *     even huge pages and reads the odd ones: every value reads back, the
@@ -27,7 +32,7 @@
  */
 #include "gigabyte_vma.h"
 
-#define DELAY "huge:1000"
+#define DELAY "huge:1000,zap:3000"
 #define PMDS 8			/* huge pages in the VMA */
 #define REMAP_US 2000		/* the remapper's pause between its munmap()s */
 #define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
@@ -132,9 +137,11 @@ TEST_F_TIMEOUT(huge, race, SPF_TIMEOUT)
 		SKIP(return, "needs two CPUs");
 	if (!thp_madvise_allowed())
 		SKIP(return, "transparent huge pages are off (%s)", THP_ENABLED);
-	c = gigabyte_vma_new(PMDS * PMD_SIZE_, MADV_HUGEPAGE, REMAP_US, &self->map,
-			     &self->map_len);
+	/* the huge pages, then a small page: a page table munmap() zaps last */
+	c = gigabyte_vma_new(PMDS * PMD_SIZE_ + PS, MADV_HUGEPAGE, REMAP_US,
+			     &self->map, &self->map_len);
 	ASSERT_NE(NULL, c);
+	c->touch_last = true;
 	ASSERT_EQ(0, pin_to_cpu(0));
 
 	SPF_BEGIN(spf0);
