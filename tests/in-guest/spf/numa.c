@@ -36,7 +36,8 @@
  *     pages) or makes it read-only (odd pages) a few milliseconds into
  *     the delay: a zapped page must read 0 and one made read-only its
  *     value; the zaps move spf_numa_pte_changed, the mprotect() calls
- *     give aborts charged to their marks (spf_abort_writers).
+ *     give aborts charged to their marks (spf_abort_writers); past its
+ *     time until both have moved, up to three times it.
  */
 #include "spf_window.h"
 #include <linux/mempolicy.h>
@@ -92,6 +93,7 @@ struct ctx {
 	long scan_waits;
 	struct race_counts n;
 	char sched[8192];	/* /proc/self/sched, read here */
+	char vmstat[16384];	/* and /proc/vmstat */
 };
 
 /* Turn NUMA balancing on, its scanner fast; 0 or -1 (logged). */
@@ -199,6 +201,34 @@ static bool wait_for_scanner(struct ctx *c)
 	return true;
 }
 
+/*
+ * A /proc/vmstat counter, or -1, read into c->vmstat: with the delay on,
+ * stdio's heap would take a held hinting fault at each touch.
+ */
+static long long vmstat_of(struct ctx *c, const char *name)
+{
+	int fd = open("/proc/vmstat", O_RDONLY);
+	size_t len = strlen(name), got = 0;
+	ssize_t k = 1;
+	char *line;
+
+	if (fd < 0)
+		return -1;
+	while (k > 0 && got < sizeof(c->vmstat) - 1) {
+		k = read(fd, c->vmstat + got, sizeof(c->vmstat) - 1 - got);
+		if (k > 0)
+			got += k;
+	}
+	close(fd);
+	c->vmstat[got] = 0;
+	for (line = c->vmstat; line; line = strchr(line, '\n')) {
+		line += *line == '\n';
+		if (!strncmp(line, name, len) && line[len] == ' ')
+			return atoll(line + len + 1);
+	}
+	return -1;
+}
+
 static bool write_all(struct ctx *c, long r)
 {
 	for (long p = 0; p < PAGES; p++)
@@ -294,12 +324,26 @@ static bool race_page(struct ctx *c, long r, long p, bool zap,
 	return true;
 }
 
-/* Rounds of PAGES raced reads, half of them zapped, half protected. */
+/*
+ * Rounds of PAGES raced reads, half of them zapped, half protected; past
+ * its time while neither kind has raced yet, up to three times it: on a
+ * busy host the racer's wakeup may come after the delay, or a hinting
+ * fault may want to migrate and give up before the delay (spf_abort_numa).
+ */
 static void run_race(struct ctx *c, double seconds, struct race_counts *n)
 {
-	double end = now_s() + seconds;
+	long long zapped0 = vmstat_of(c, "spf_numa_pte_changed");
+	long long marked0 = vmstat_of(c, "spf_abort_vma_changed");
+	double start = now_s();
 
-	for (long r = 1; now_s() < end && !failed(c->fb); r++) {
+	for (long r = 1; !failed(c->fb); r++) {
+		double t = now_s() - start;
+
+		if (t >= 3 * seconds ||
+		    (t >= seconds &&
+		     vmstat_of(c, "spf_numa_pte_changed") > zapped0 &&
+		     vmstat_of(c, "spf_abort_vma_changed") > marked0))
+			break;
 		if (!write_all(c, r))
 			break;
 		for (long p = 0; p < PAGES; p++)
