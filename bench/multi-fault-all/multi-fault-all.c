@@ -111,6 +111,7 @@ struct config {
 	bool swapcache;			/* and MADV_WILLNEED after it */
 	bool fresh;			/* munmap and mmap again, not zap */
 	bool churn;			/* a new chunk each round, kernel-placed */
+	bool random_length;		/* --churn: chunks of 1 page to fault_length */
 	bool mmu_notifier;		/* register one on the mm first */
 	bool mbind;			/* a memory policy of the slots' own */
 };
@@ -125,6 +126,9 @@ struct worker {
 	uint64_t faults;		/* minor + major faults while measuring */
 	uint64_t major;			/* major ones: --pageout's swap-ins */
 	uint64_t chunks;		/* --churn: chunks it mapped and touched */
+	uint64_t chunk_pages;		/* --churn: their pages */
+	size_t chunk_length;		/* --churn: the current chunk's bytes */
+	uint64_t rng;			/* --random-length: xorshift64 state */
 	double elapsed;			/* --churn: how long it measured */
 	volatile unsigned long sink;	/* --access=read: the bytes' sum */
 } __attribute__((aligned(64)));
@@ -243,6 +247,9 @@ static void usage(void)
 	       "                      and munmap change VMAs the others fault in (anonymous\n"
 	       "                      private memory only; implies --madvise=each; rounds\n"
 	       "                      are the mean chunks per thread)\n"
+	       "  --random-length     with --churn, each chunk a random number of pages from\n"
+	       "                      one to --fault-length's, as ebizzy -R sizes its copies\n"
+	       "                      (each thread's own fixed seed: the same sizes every run)\n"
 	       "  --thp               allow transparent huge pages (MADV_HUGEPAGE); by default\n"
 	       "                      MADV_NOHUGEPAGE keeps every fault a 4 KiB one (with\n"
 	       "                      --fresh and --churn, PR_SET_THP_DISABLE: no madvise\n"
@@ -300,7 +307,8 @@ static void usage(void)
 	       "\n"
 	       "Output: one line in words; one line 'CONFIG key=value ...' with the\n"
 	       "configuration: threads, madvise, vma, thp, writer, busy, fault_length,\n"
-	       "oversubscribe, backing, mapping, access, drop, notifier and policy; then one line\n"
+	       "oversubscribe, backing, mapping, access, drop, notifier, policy and length;\n"
+	       "then one line\n"
 	       "'RESULT key=value ...' with those and the outcome, in this order: threads,\n"
 	       "madvise, vma, thp, writer, busy, seconds, rounds, pages_touched, faults,\n"
 	       "faults_per_sec, per_thread_faults_per_sec, writer_ops, writer_ops_per_sec,\n"
@@ -308,8 +316,9 @@ static void usage(void)
 	       "(anon, memfd or dir), mapping (private or shared), access (read or write),\n"
 	       "drop (dontneed, pageout, swapcache, remap for --fresh or munmap for\n"
 	       "--churn, whose vma is 'churn'), notifier (none, or hmm or kvm for\n"
-	       "--mmu-notifier), policy (default, or bind for --mbind) and major_faults\n"
-	       "(of faults, those that read swap).\n"
+	       "--mmu-notifier), policy (default, or bind for --mbind), length (fixed,\n"
+	       "or random for --random-length: fault_length is then the longest\n"
+	       "chunk's) and major_faults (of faults, those that read swap).\n"
 	       "Faults are page faults taken, not pages mapped: with fault-around they are\n"
 	       "fewer than pages_touched, and the line in words says so.\n"
 	       "On stderr: one line at the start saying what runs.\n"
@@ -439,7 +448,7 @@ enum {
 	OPT_SECONDS = 256, OPT_FAULT_LENGTH, OPT_MADVISE, OPT_SAME_VMA,
 	OPT_VMA_PER_THREAD, OPT_THP, OPT_WRITER, OPT_BUSY, OPT_STRICT_CPUS,
 	OPT_OVERSUBSCRIBE, OPT_BACKING, OPT_PRIVATE, OPT_SHARED, OPT_ACCESS,
-	OPT_PAGEOUT, OPT_SWAPCACHE, OPT_FRESH, OPT_CHURN, OPT_MMU_NOTIFIER, OPT_MBIND,
+	OPT_PAGEOUT, OPT_SWAPCACHE, OPT_FRESH, OPT_CHURN, OPT_RANDOM_LENGTH, OPT_MMU_NOTIFIER, OPT_MBIND,
 };
 
 static const struct option long_options[] = {
@@ -461,6 +470,7 @@ static const struct option long_options[] = {
 	{ "swapcache",		no_argument,		NULL, OPT_SWAPCACHE },
 	{ "fresh",		no_argument,		NULL, OPT_FRESH },
 	{ "churn",		no_argument,		NULL, OPT_CHURN },
+	{ "random-length",	no_argument,		NULL, OPT_RANDOM_LENGTH },
 	{ "mmu-notifier",	no_argument,		NULL, OPT_MMU_NOTIFIER },
 	{ "mbind",		no_argument,		NULL, OPT_MBIND },
 	{ "help",		no_argument,		NULL, 'h' },
@@ -553,6 +563,9 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 		case OPT_CHURN:
 			cfg->churn = true;
 			break;
+		case OPT_RANDOM_LENGTH:
+			cfg->random_length = true;
+			break;
 		case OPT_MMU_NOTIFIER:
 			cfg->mmu_notifier = true;
 			break;
@@ -590,6 +603,8 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 			    same_vma ? "same-vma" : "vma-per-thread");
 	if (cfg->churn && madvise_given && cfg->madvise != MADVISE_EACH)
 		usage_error("--churn unmaps each thread's own chunk: not with --madvise=serial");
+	if (cfg->random_length && !cfg->churn)
+		usage_error("--random-length sizes --churn's chunks: give --churn too");
 	if (cfg->churn)
 		cfg->madvise = MADVISE_EACH;
 	if (argc - optind > 1)
@@ -965,6 +980,8 @@ static void zap_slots(struct worker *w)
 	struct bench *b = w->bench;
 	size_t len = b->cfg.fault_length;
 
+	if (b->cfg.churn)
+		len = w->chunk_length;
 	if (b->cfg.madvise == MADVISE_EACH) {
 		zap(&b->cfg, w->slot, len);
 		return;
@@ -993,6 +1010,15 @@ static void barrier(pthread_barrier_t *bar)
 		check_pthread(err, "pthread_barrier_wait");
 }
 
+/* --random-length: 1 to max pages, from the thread's own xorshift64. */
+static uint64_t chunk_pages(struct worker *w, uint64_t max)
+{
+	w->rng ^= w->rng << 13;
+	w->rng ^= w->rng >> 7;
+	w->rng ^= w->rng << 17;
+	return 1 + w->rng % max;
+}
+
 /*
  * Rounds run until thread 0 sees the time is up. It decides before the
  * round's first barrier and everyone reads the decision after it, so all
@@ -1005,13 +1031,18 @@ static void barrier(pthread_barrier_t *bar)
 static void access_slot(struct worker *w)
 {
 	struct bench *b = w->bench;
+	size_t len = b->cfg.fault_length;
 
-	if (b->cfg.churn)
-		w->slot = map_new(&b->cfg, NULL, b->cfg.fault_length);
+	if (b->cfg.churn) {
+		if (b->cfg.random_length)
+			len = chunk_pages(w, len / b->page_size) * b->page_size;
+		w->chunk_length = len;
+		w->slot = map_new(&b->cfg, NULL, len);
+	}
 	if (b->cfg.access == ACCESS_READ)
-		read_pages(w, b->cfg.fault_length, b->page_size);
+		read_pages(w, len, b->page_size);
 	else
-		touch_pages(w->slot, b->cfg.fault_length, b->page_size);
+		touch_pages(w->slot, len, b->page_size);
 }
 
 /*
@@ -1034,6 +1065,7 @@ static void churn(struct worker *w)
 		access_slot(w);
 		zap_slots(w);
 		w->chunks++;
+		w->chunk_pages += w->chunk_length / b->page_size;
 	}
 	w->elapsed = t - start;
 	w->faults = thread_faults(false) - faults;
@@ -1159,6 +1191,8 @@ static void start_threads(struct bench *b)
 	for (unsigned int i = 0; i < cfg->nthreads; i++) {
 		b->workers[i].bench = b;
 		b->workers[i].idx = i;
+		/* any nonzero xorshift64 seed, one per thread */
+		b->workers[i].rng = 0x9e3779b97f4a7c15ULL * (i + 1);
 		start_fault_thread(&b->workers[i]);
 	}
 	if (cfg->writer || cfg->busy) {
@@ -1181,11 +1215,11 @@ static void join_threads(struct bench *b)
 
 		for (unsigned int i = 0; i < cfg->nthreads; i++) {
 			chunks += b->workers[i].chunks;
+			b->touched += b->workers[i].chunk_pages;
 			if (b->workers[i].elapsed > b->elapsed)
 				b->elapsed = b->workers[i].elapsed;
 		}
 		b->rounds = chunks / cfg->nthreads;
-		b->touched = chunks * (cfg->fault_length / b->page_size);
 	}
 	if (cfg->writer || cfg->busy) {
 		pthread_mutex_lock(&b->writer_lock);
@@ -1281,7 +1315,7 @@ struct config_pair {
 	char value[32];
 };
 
-enum { CONFIG_PAIRS = 14, CONFIG_FIRST = 6 };
+enum { CONFIG_PAIRS = 15, CONFIG_FIRST = 6 };
 
 /*
  * The configuration, in RESULT's order: its first CONFIG_FIRST pairs come
@@ -1309,6 +1343,7 @@ static void config_pairs(const struct bench *b, struct config_pair *p)
 	     cfg->swapcache ? "swapcache" : cfg->pageout ? "pageout" : "dontneed");
 	PAIR("notifier", "%s", b->notifier);
 	PAIR("policy", "%s", cfg->mbind ? "bind" : "default");
+	PAIR("length", "%s", cfg->random_length ? "random" : "fixed");
 #undef PAIR
 }
 
