@@ -110,6 +110,7 @@ struct config {
 	bool pageout;			/* MADV_PAGEOUT rather than MADV_DONTNEED */
 	bool swapcache;			/* and MADV_WILLNEED after it */
 	bool fresh;			/* munmap and mmap again, not zap */
+	bool wrprotect;			/* mprotect read-only and back, not zap */
 	bool churn;			/* a new chunk each round, kernel-placed */
 	bool random_length;		/* --churn: chunks of 1 page to fault_length */
 	bool mmu_notifier;		/* register one on the mm first */
@@ -250,6 +251,13 @@ static void usage(void)
 	       "  --random-length     with --churn, each chunk a random number of pages from\n"
 	       "                      one to --fault-length's, as ebizzy -R sizes its copies\n"
 	       "                      (each thread's own fixed seed: the same sizes every run)\n"
+	       "  --wrprotect         make each slot read-only and writable again with two\n"
+	       "                      mprotect() calls instead of zapping it: with --thp the\n"
+	       "                      next round's write to each huge page is a write-protect\n"
+	       "                      fault that reuses the page, one a slot (without --thp,\n"
+	       "                      Linux 6.1's mprotect() makes the pages writable itself:\n"
+	       "                      no faults). Anonymous private memory written to; give\n"
+	       "                      --vma-per-thread or mprotect() splits the shared VMA\n"
 	       "  --thp               allow transparent huge pages (MADV_HUGEPAGE); by default\n"
 	       "                      MADV_NOHUGEPAGE keeps every fault a 4 KiB one (with\n"
 	       "                      --fresh and --churn, PR_SET_THP_DISABLE: no madvise\n"
@@ -314,8 +322,8 @@ static void usage(void)
 	       "faults_per_sec, per_thread_faults_per_sec, writer_ops, writer_ops_per_sec,\n"
 	       "fault_length, oversubscribe (1 when THREADS outnumbered the CPUs), backing\n"
 	       "(anon, memfd or dir), mapping (private or shared), access (read or write),\n"
-	       "drop (dontneed, pageout, swapcache, remap for --fresh or munmap for\n"
-	       "--churn, whose vma is 'churn'), notifier (none, or hmm or kvm for\n"
+	       "drop (dontneed, pageout, swapcache, wrprotect, remap for --fresh or\n"
+	       "munmap for --churn, whose vma is 'churn'), notifier (none, or hmm or kvm for\n"
 	       "--mmu-notifier), policy (default, or bind for --mbind), length (fixed,\n"
 	       "or random for --random-length: fault_length is then the longest\n"
 	       "chunk's) and major_faults (of faults, those that read swap).\n"
@@ -448,7 +456,7 @@ enum {
 	OPT_SECONDS = 256, OPT_FAULT_LENGTH, OPT_MADVISE, OPT_SAME_VMA,
 	OPT_VMA_PER_THREAD, OPT_THP, OPT_WRITER, OPT_BUSY, OPT_STRICT_CPUS,
 	OPT_OVERSUBSCRIBE, OPT_BACKING, OPT_PRIVATE, OPT_SHARED, OPT_ACCESS,
-	OPT_PAGEOUT, OPT_SWAPCACHE, OPT_FRESH, OPT_CHURN, OPT_RANDOM_LENGTH, OPT_MMU_NOTIFIER, OPT_MBIND,
+	OPT_PAGEOUT, OPT_SWAPCACHE, OPT_FRESH, OPT_WRPROTECT, OPT_CHURN, OPT_RANDOM_LENGTH, OPT_MMU_NOTIFIER, OPT_MBIND,
 };
 
 static const struct option long_options[] = {
@@ -470,6 +478,7 @@ static const struct option long_options[] = {
 	{ "swapcache",		no_argument,		NULL, OPT_SWAPCACHE },
 	{ "fresh",		no_argument,		NULL, OPT_FRESH },
 	{ "churn",		no_argument,		NULL, OPT_CHURN },
+	{ "wrprotect",		no_argument,		NULL, OPT_WRPROTECT },
 	{ "random-length",	no_argument,		NULL, OPT_RANDOM_LENGTH },
 	{ "mmu-notifier",	no_argument,		NULL, OPT_MMU_NOTIFIER },
 	{ "mbind",		no_argument,		NULL, OPT_MBIND },
@@ -563,6 +572,9 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 		case OPT_CHURN:
 			cfg->churn = true;
 			break;
+		case OPT_WRPROTECT:
+			cfg->wrprotect = true;
+			break;
 		case OPT_RANDOM_LENGTH:
 			cfg->random_length = true;
 			break;
@@ -603,6 +615,10 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 			    same_vma ? "same-vma" : "vma-per-thread");
 	if (cfg->churn && madvise_given && cfg->madvise != MADVISE_EACH)
 		usage_error("--churn unmaps each thread's own chunk: not with --madvise=serial");
+	if (cfg->wrprotect &&
+	    (cfg->fresh || cfg->churn || cfg->pageout || cfg->backing != BACKING_ANON ||
+	     cfg->shared || cfg->access != ACCESS_WRITE))
+		usage_error("--wrprotect write-protects anonymous private memory written to: not with --fresh, --churn, --pageout, --swapcache, --backing, --shared or --access=read");
 	if (cfg->random_length && !cfg->churn)
 		usage_error("--random-length sizes --churn's chunks: give --churn too");
 	if (cfg->churn)
@@ -963,6 +979,10 @@ static void zap(const struct config *cfg, char *addr, size_t len)
 		unmap(addr, len);
 		if (cfg->fresh)
 			map_new(cfg, addr, len);
+	} else if (cfg->wrprotect) {
+		if (mprotect(addr, len, PROT_READ) ||
+		    mprotect(addr, len, PROT_READ | PROT_WRITE))
+			die_errno("mprotect");
 	} else if (cfg->pageout) {
 		if (madvise(addr, len, MADV_PAGEOUT))
 			die_errno("madvise(MADV_PAGEOUT)");
@@ -1262,6 +1282,8 @@ static void print_mode(FILE *f, const struct config *cfg)
 		cfg->writer ? "with writer" : cfg->busy ? "with busy thread" : "no writer");
 	if (cfg->fresh)
 		fprintf(f, ", unmapped and mapped again each round");
+	if (cfg->wrprotect)
+		fprintf(f, ", write-protected each round");
 	if (cfg->swapcache)
 		fprintf(f, ", paged out to swap and read back into the swap cache");
 	else if (cfg->pageout)
@@ -1340,6 +1362,7 @@ static void config_pairs(const struct bench *b, struct config_pair *p)
 	PAIR("mapping", "%s", cfg->shared ? "shared" : "private");
 	PAIR("access", "%s", cfg->access == ACCESS_READ ? "read" : "write");
 	PAIR("drop", "%s", cfg->churn ? "munmap" : cfg->fresh ? "remap" :
+	     cfg->wrprotect ? "wrprotect" :
 	     cfg->swapcache ? "swapcache" : cfg->pageout ? "pageout" : "dontneed");
 	PAIR("notifier", "%s", b->notifier);
 	PAIR("policy", "%s", cfg->mbind ? "bind" : "default");
