@@ -35,7 +35,6 @@
 #define DELAY "huge:1000,zap:3000"
 #define PMDS 8			/* huge pages in the VMA */
 #define REMAP_US 2000		/* the remapper's pause between its munmap()s */
-#define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
 
 /* The word this thread reaches in huge page h in round r. */
 static volatile uint64_t *huge_word(struct gigabyte_vma *c, int h, long r)
@@ -110,20 +109,6 @@ static void run_phase(struct __test_metadata *_metadata, struct gigabyte_vma *c,
 	ph->rounds = r - 1;
 	ph->mapped = vmstat("spf_success_huge") - mapped0;
 	ph->marked = vmstat("spf_huge_marked") - marked0;
-}
-
-/* Whether THP may be used in a VMA with MADV_HUGEPAGE. */
-static bool thp_madvise_allowed(void)
-{
-	char buf[128] = "";
-	FILE *f = fopen(THP_ENABLED, "r");
-
-	if (!f)
-		return false;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	return !strstr(buf, "[never]");
 }
 
 SPF_WINDOW_FIXTURE(huge, DELAY);

@@ -40,7 +40,6 @@
 #define MARK 1			/* pages of each huge page written each round */
 #define LAST 511
 #define RACE_AFTER_US 5000	/* into the write's 40 ms delay */
-#define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
 
 enum racer_op { OP_NONE, OP_ZAP, OP_SPLIT };
 
@@ -214,20 +213,6 @@ static void run_race(struct ctx *c, double seconds)
 			if (!race_huge(c, r, h, h % 2 == 0))
 				return;
 	}
-}
-
-/* Whether THP may be used in a VMA with MADV_HUGEPAGE. */
-static bool thp_madvise_allowed(void)
-{
-	char buf[128] = "";
-	FILE *f = fopen(THP_ENABLED, "r");
-
-	if (!f)
-		return false;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	return !strstr(buf, "[never]");
 }
 
 SPF_RACE_FIXTURE(huge_wp);

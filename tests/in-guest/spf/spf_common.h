@@ -815,6 +815,22 @@ static inline void spf_run_end(struct __test_metadata *_metadata,
 #define SPF_END(r, ...) \
 	spf_run_end(_metadata, &(r), (const char *const[]){ __VA_ARGS__, NULL })
 
+#define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
+
+/* Whether THP may be used in a VMA with MADV_HUGEPAGE. */
+static inline bool thp_madvise_allowed(void)
+{
+	char buf[128] = "";
+	FILE *f = fopen(THP_ENABLED, "r");
+
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return !strstr(buf, "[never]");
+}
+
 /* An anonymous mapping, THP off: faults stay at the PTE level. */
 static inline char *map_anon(void *addr, size_t len, int extra_flags)
 {
