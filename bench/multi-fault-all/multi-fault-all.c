@@ -113,6 +113,7 @@ struct config {
 	bool wrprotect;			/* mprotect read-only and back, not zap */
 	bool churn;			/* a new chunk each round, kernel-placed */
 	bool random_length;		/* --churn: chunks of 1 page to fault_length */
+	bool touch_first;		/* --churn, --fresh: only the first page */
 	bool mmu_notifier;		/* register one on the mm first */
 	bool mbind;			/* a memory policy of the slots' own */
 };
@@ -247,10 +248,20 @@ static void usage(void)
 	       "                      as ebizzy -m does with its records: every thread's mmap\n"
 	       "                      and munmap change VMAs the others fault in (anonymous\n"
 	       "                      private memory only; implies --madvise=each; rounds\n"
-	       "                      are the mean chunks per thread)\n"
+	       "                      are the mean chunks per thread). With --vma-per-thread\n"
+	       "                      each thread maps its chunks in a hole of its own\n"
+	       "                      between PROT_NONE guards: never next to another\n"
+	       "                      mapping, never merged\n"
 	       "  --random-length     with --churn, each chunk a random number of pages from\n"
 	       "                      one to --fault-length's, as ebizzy -R sizes its copies\n"
 	       "                      (each thread's own fixed seed: the same sizes every run)\n"
+	       "  --touch=all         touch every page of each chunk or slot (default)\n"
+	       "  --touch=first       with --churn or --fresh, touch only the first page of\n"
+	       "                      each chunk or slot: with a large --fault-length,\n"
+	       "                      will-it-scale's mmap1 (map and unmap, mmap_lock taken\n"
+	       "                      for write twice) with one first-touch fault between;\n"
+	       "                      faults/s is then chunks/s (--fresh: each thread's\n"
+	       "                      mapping in place, never next to another's)\n"
 	       "  --wrprotect         make each slot read-only and writable again with two\n"
 	       "                      mprotect() calls instead of zapping it: with --thp the\n"
 	       "                      next round's write to each huge page is a write-protect\n"
@@ -315,18 +326,20 @@ static void usage(void)
 	       "\n"
 	       "Output: one line in words; one line 'CONFIG key=value ...' with the\n"
 	       "configuration: threads, madvise, vma, thp, writer, busy, fault_length,\n"
-	       "oversubscribe, backing, mapping, access, drop, notifier, policy and length;\n"
-	       "then one line\n"
+	       "oversubscribe, backing, mapping, access, drop, notifier, policy, length and\n"
+	       "touch; then one line\n"
 	       "'RESULT key=value ...' with those and the outcome, in this order: threads,\n"
 	       "madvise, vma, thp, writer, busy, seconds, rounds, pages_touched, faults,\n"
 	       "faults_per_sec, per_thread_faults_per_sec, writer_ops, writer_ops_per_sec,\n"
 	       "fault_length, oversubscribe (1 when THREADS outnumbered the CPUs), backing\n"
 	       "(anon, memfd or dir), mapping (private or shared), access (read or write),\n"
 	       "drop (dontneed, pageout, swapcache, wrprotect, remap for --fresh or\n"
-	       "munmap for --churn, whose vma is 'churn'), notifier (none, or hmm or kvm for\n"
+	       "munmap for --churn, whose vma is 'churn', or\n"
+	       "'churn-apart' with --vma-per-thread), notifier (none, or hmm or kvm for\n"
 	       "--mmu-notifier), policy (default, or bind for --mbind), length (fixed,\n"
 	       "or random for --random-length: fault_length is then the longest\n"
-	       "chunk's) and major_faults (of faults, those that read swap).\n"
+	       "chunk's), touch (all, or first for --touch=first) and major_faults (of\n"
+	       "faults, those that read swap).\n"
 	       "Faults are page faults taken, not pages mapped: with fault-around they are\n"
 	       "fewer than pages_touched, and the line in words says so.\n"
 	       "On stderr: one line at the start saying what runs.\n"
@@ -456,7 +469,7 @@ enum {
 	OPT_SECONDS = 256, OPT_FAULT_LENGTH, OPT_MADVISE, OPT_SAME_VMA,
 	OPT_VMA_PER_THREAD, OPT_THP, OPT_WRITER, OPT_BUSY, OPT_STRICT_CPUS,
 	OPT_OVERSUBSCRIBE, OPT_BACKING, OPT_PRIVATE, OPT_SHARED, OPT_ACCESS,
-	OPT_PAGEOUT, OPT_SWAPCACHE, OPT_FRESH, OPT_WRPROTECT, OPT_CHURN, OPT_RANDOM_LENGTH, OPT_MMU_NOTIFIER, OPT_MBIND,
+	OPT_PAGEOUT, OPT_SWAPCACHE, OPT_FRESH, OPT_WRPROTECT, OPT_CHURN, OPT_RANDOM_LENGTH, OPT_TOUCH, OPT_MMU_NOTIFIER, OPT_MBIND,
 };
 
 static const struct option long_options[] = {
@@ -480,6 +493,7 @@ static const struct option long_options[] = {
 	{ "churn",		no_argument,		NULL, OPT_CHURN },
 	{ "wrprotect",		no_argument,		NULL, OPT_WRPROTECT },
 	{ "random-length",	no_argument,		NULL, OPT_RANDOM_LENGTH },
+	{ "touch",		required_argument,	NULL, OPT_TOUCH },
 	{ "mmu-notifier",	no_argument,		NULL, OPT_MMU_NOTIFIER },
 	{ "mbind",		no_argument,		NULL, OPT_MBIND },
 	{ "help",		no_argument,		NULL, 'h' },
@@ -578,6 +592,14 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 		case OPT_RANDOM_LENGTH:
 			cfg->random_length = true;
 			break;
+		case OPT_TOUCH:
+			if (!strcmp(optarg, "first"))
+				cfg->touch_first = true;
+			else if (!strcmp(optarg, "all"))
+				cfg->touch_first = false;
+			else
+				usage_error("--touch=%s: give all or first", optarg);
+			break;
 		case OPT_MMU_NOTIFIER:
 			cfg->mmu_notifier = true;
 			break;
@@ -610,9 +632,8 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 	    (cfg->pageout || cfg->backing != BACKING_ANON || cfg->shared))
 		usage_error("--%s maps anonymous private memory: not with --pageout, --swapcache, --backing or --shared",
 			    cfg->fresh ? "fresh" : "churn");
-	if (cfg->churn && (same_vma || cfg->vma_per_thread))
-		usage_error("--churn places its chunks where the kernel chooses: not with --%s",
-			    same_vma ? "same-vma" : "vma-per-thread");
+	if (cfg->churn && same_vma)
+		usage_error("--churn maps a chunk per thread: not with --same-vma");
 	if (cfg->churn && madvise_given && cfg->madvise != MADVISE_EACH)
 		usage_error("--churn unmaps each thread's own chunk: not with --madvise=serial");
 	if (cfg->wrprotect &&
@@ -621,6 +642,8 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 		usage_error("--wrprotect write-protects anonymous private memory written to: not with --fresh, --churn, --pageout, --swapcache, --backing, --shared or --access=read");
 	if (cfg->random_length && !cfg->churn)
 		usage_error("--random-length sizes --churn's chunks: give --churn too");
+	if (cfg->touch_first && !cfg->churn && !cfg->fresh)
+		usage_error("--touch=first touches new mappings: give --churn or --fresh too");
 	if (cfg->churn)
 		cfg->madvise = MADVISE_EACH;
 	if (argc - optind > 1)
@@ -732,7 +755,7 @@ static void map_slots(struct bench *b)
 	char *raw, *base;
 
 	/* Churn's chunks are mapped by their threads, where the kernel likes. */
-	if (cfg->churn)
+	if (cfg->churn && !cfg->vma_per_thread)
 		return;
 
 	raw = mmap(NULL, total + 2 * PMD_BYTES, PROT_NONE,
@@ -744,6 +767,12 @@ static void map_slots(struct bench *b)
 
 	for (unsigned int i = 0; i < cfg->nthreads; i++)
 		b->workers[i].slot = base + i * b->slot_stride;
+	/* --churn --vma-per-thread: holes between PROT_NONE guards, mapped later. */
+	if (cfg->churn) {
+		for (unsigned int i = 0; i < cfg->nthreads; i++)
+			unmap(b->workers[i].slot, span);
+		return;
+	}
 	for (unsigned int i = 0; i < (cfg->vma_per_thread ? cfg->nthreads : 1); i++) {
 		char *start = base + i * b->slot_stride;
 
@@ -1057,8 +1086,10 @@ static void access_slot(struct worker *w)
 		if (b->cfg.random_length)
 			len = chunk_pages(w, len / b->page_size) * b->page_size;
 		w->chunk_length = len;
-		w->slot = map_new(&b->cfg, NULL, len);
+		w->slot = map_new(&b->cfg, b->cfg.vma_per_thread ? w->slot : NULL, len);
 	}
+	if (b->cfg.touch_first)
+		len = b->page_size;
 	if (b->cfg.access == ACCESS_READ)
 		read_pages(w, len, b->page_size);
 	else
@@ -1085,7 +1116,7 @@ static void churn(struct worker *w)
 		access_slot(w);
 		zap_slots(w);
 		w->chunks++;
-		w->chunk_pages += w->chunk_length / b->page_size;
+		w->chunk_pages += b->cfg.touch_first ? 1 : w->chunk_length / b->page_size;
 	}
 	w->elapsed = t - start;
 	w->faults = thread_faults(false) - faults;
@@ -1276,6 +1307,8 @@ static void print_mode(FILE *f, const struct config *cfg)
 {
 	fprintf(f, "madvise=%s, %s, THP %s, %s",
 		cfg->madvise == MADVISE_EACH ? "each" : "serial",
+		cfg->churn && cfg->vma_per_thread ?
+		"a chunk per thread and round, mapped and unmapped apart from the others" :
 		cfg->churn ? "a chunk per thread and round, mapped and unmapped" :
 		cfg->vma_per_thread ? "one VMA per thread" : "one VMA",
 		cfg->thp ? "allowed" : "off",
@@ -1337,7 +1370,7 @@ struct config_pair {
 	char value[32];
 };
 
-enum { CONFIG_PAIRS = 15, CONFIG_FIRST = 6 };
+enum { CONFIG_PAIRS = 16, CONFIG_FIRST = 6 };
 
 /*
  * The configuration, in RESULT's order: its first CONFIG_FIRST pairs come
@@ -1352,7 +1385,8 @@ static void config_pairs(const struct bench *b, struct config_pair *p)
 	(p[n].key = (k), snprintf(p[n].value, sizeof(p[n].value), fmt, __VA_ARGS__), n++)
 	PAIR("threads", "%u", cfg->nthreads);
 	PAIR("madvise", "%s", cfg->madvise == MADVISE_EACH ? "each" : "serial");
-	PAIR("vma", "%s", cfg->churn ? "churn" : cfg->vma_per_thread ? "per-thread" : "same");
+	PAIR("vma", "%s", cfg->churn ? (cfg->vma_per_thread ? "churn-apart" : "churn") :
+	     cfg->vma_per_thread ? "per-thread" : "same");
 	PAIR("thp", "%s", cfg->thp ? "on" : "off");
 	PAIR("writer", "%d", cfg->writer);
 	PAIR("busy", "%d", cfg->busy);
@@ -1367,6 +1401,7 @@ static void config_pairs(const struct bench *b, struct config_pair *p)
 	PAIR("notifier", "%s", b->notifier);
 	PAIR("policy", "%s", cfg->mbind ? "bind" : "default");
 	PAIR("length", "%s", cfg->random_length ? "random" : "fixed");
+	PAIR("touch", "%s", cfg->touch_first ? "first" : "all");
 #undef PAIR
 }
 
@@ -1379,7 +1414,7 @@ static void print_pairs(const struct config_pair *p, int from, int to)
 static void report(const struct bench *b)
 {
 	const struct config *cfg = &b->cfg;
-	uint64_t pages = cfg->fault_length / b->page_size;
+	uint64_t pages = cfg->touch_first ? 1 : cfg->fault_length / b->page_size;
 	uint64_t touched = cfg->churn ? b->touched : b->rounds * pages * cfg->nthreads;
 	uint64_t faults = 0, major = 0;
 	struct config_pair pairs[CONFIG_PAIRS];
