@@ -239,8 +239,9 @@ static void usage(void)
 	       "  --fresh             unmap each slot and map it again in place instead of\n"
 	       "                      zapping it: every round faults in fresh memory and\n"
 	       "                      allocates its page tables (first touches), and each\n"
-	       "                      remap takes mmap_lock for write (anonymous private\n"
-	       "                      memory only)\n"
+	       "                      remap takes mmap_lock for write; with --backing,\n"
+	       "                      the file is mapped again at the slot's offset (as\n"
+	       "                      will-it-scale page_fault3 maps its file each round)\n"
 	       "  --churn             no slots and no rounds in step: every thread maps a chunk\n"
 	       "                      of --fault-length bytes where the kernel places it (next\n"
 	       "                      to the others', often merged with them into one VMA),\n"
@@ -628,10 +629,12 @@ static void parse_args(int argc, char **argv, struct config *cfg, size_t page_si
 	if (cfg->mbind && (cfg->fresh || cfg->churn))
 		usage_error("--mbind binds the slots once: not with --%s",
 			    cfg->fresh ? "fresh" : "churn");
-	if ((cfg->fresh || cfg->churn) &&
+	if (cfg->fresh && cfg->pageout)
+		usage_error("--fresh unmaps what --%s would page out: give one",
+			    cfg->swapcache ? "swapcache" : "pageout");
+	if (cfg->churn &&
 	    (cfg->pageout || cfg->backing != BACKING_ANON || cfg->shared))
-		usage_error("--%s maps anonymous private memory: not with --pageout, --swapcache, --backing or --shared",
-			    cfg->fresh ? "fresh" : "churn");
+		usage_error("--churn maps anonymous private memory: not with --pageout, --swapcache, --backing or --shared");
 	if (cfg->churn && same_vma)
 		usage_error("--churn maps a chunk per thread: not with --same-vma");
 	if (cfg->churn && madvise_given && cfg->madvise != MADVISE_EACH)
@@ -786,7 +789,9 @@ static void map_slots(struct bench *b)
 		if (cfg->vma_per_thread)
 			unmap(start + span, b->slot_stride - span);
 	}
-	/* The mappings hold the file now (unlinked: it goes at exit). */
+	/* --fresh maps the file again every round; else the mappings hold it. */
+	if (cfg->fresh)
+		return;
 	if (b->fd >= 0 && close(b->fd))
 		die_errno("close");
 	b->fd = -1;
@@ -1002,9 +1007,20 @@ static char *map_new(const struct config *cfg, char *addr, size_t len)
 	return p;
 }
 
-static void zap(const struct config *cfg, char *addr, size_t len)
+/*
+ * Drop what the slot at addr maps. --fresh maps the slot again: a file at
+ * the slot's own offset, which is its distance from slot 0.
+ */
+static void zap(const struct bench *b, char *addr, size_t len)
 {
-	if (cfg->fresh || cfg->churn) {
+	const struct config *cfg = &b->cfg;
+
+	if (cfg->fresh && b->fd >= 0) {
+		unmap(addr, len);
+		map_fixed_rw(b, addr, len, addr - b->workers[0].slot);
+		if (cfg->thp)
+			set_thp(addr, len, true);
+	} else if (cfg->fresh || cfg->churn) {
 		unmap(addr, len);
 		if (cfg->fresh)
 			map_new(cfg, addr, len);
@@ -1032,13 +1048,13 @@ static void zap_slots(struct worker *w)
 	if (b->cfg.churn)
 		len = w->chunk_length;
 	if (b->cfg.madvise == MADVISE_EACH) {
-		zap(&b->cfg, w->slot, len);
+		zap(b, w->slot, len);
 		return;
 	}
 	if (w->idx != 0)
 		return;
 	for (unsigned int i = 0; i < b->cfg.nthreads; i++)
-		zap(&b->cfg, b->workers[i].slot, len);
+		zap(b, b->workers[i].slot, len);
 }
 
 /* The calling thread's faults, all of them or only the major ones. */
