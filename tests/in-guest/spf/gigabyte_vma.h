@@ -15,6 +15,7 @@
 struct gigabyte_vma {
 	char *b;		/* the VMA, at the start of its gigabyte */
 	size_t len;
+	int fd;			/* mapped shared from offset 0; -1: anonymous */
 	int advice;		/* madvise() on each new mapping, 0 for none */
 	bool touch_last;	/* write the last page too after each remap */
 	unsigned int pause_us;	/* the remapper's pause between munmap()s */
@@ -48,8 +49,10 @@ static inline char *reserve_gigabyte(char **resv, size_t *resv_len)
 /* Map the VMA at c->b, with c->advice; 0 or -1, the failure in c->fb. */
 static inline int gigabyte_vma_map(struct gigabyte_vma *c)
 {
-	if (mmap(c->b, c->len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != c->b) {
+	int flags = MAP_FIXED | (c->fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS :
+					     MAP_SHARED);
+
+	if (mmap(c->b, c->len, PROT_READ | PROT_WRITE, flags, c->fd, 0) != c->b) {
 		fail(c->fb, "mmap() at %p: %s", c->b, strerror(errno));
 		return -1;
 	}
@@ -61,9 +64,9 @@ static inline int gigabyte_vma_map(struct gigabyte_vma *c)
 }
 
 /*
- * Unmap the VMA and map it again, page 0 written (its anon_vma), and the
- * last page if c->touch_last; 0, or -1 with the failure in c->fb or the
- * signal a write took in probe_signo.
+ * Unmap the VMA and map it again, page 0 written (an anonymous one's
+ * anon_vma), and the last page if c->touch_last; 0, or -1 with the
+ * failure in c->fb or the signal a write took in probe_signo.
  */
 static inline int gigabyte_vma_remap(struct gigabyte_vma *c)
 {
@@ -98,11 +101,13 @@ static inline void *gigabyte_vma_remapper(void *arg)
 
 /*
  * The VMA, len bytes mapped with advice, in a gigabyte reserved with
- * *resv and *resv_len (for the final munmap()); NULL on failure.
+ * *resv and *resv_len (for the final munmap()): anonymous memory for fd
+ * -1, else the file fd (at least len bytes long) mapped shared; NULL on
+ * failure.
  */
 static inline struct gigabyte_vma *
-gigabyte_vma_new(size_t len, int advice, unsigned int pause_us, char **resv,
-		 size_t *resv_len)
+gigabyte_vma_new(size_t len, int fd, int advice, unsigned int pause_us,
+		 char **resv, size_t *resv_len)
 {
 	struct gigabyte_vma *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
@@ -111,6 +116,7 @@ gigabyte_vma_new(size_t len, int advice, unsigned int pause_us, char **resv,
 	if (c == MAP_FAILED)
 		return NULL;
 	c->len = len;
+	c->fd = fd;
 	c->advice = advice;
 	c->pause_us = pause_us;
 	c->fb = failbox_new();

@@ -123,7 +123,7 @@ TEST_F_TIMEOUT(huge, race, SPF_TIMEOUT)
 	if (!thp_madvise_allowed())
 		SKIP(return, "transparent huge pages are off (%s)", THP_ENABLED);
 	/* the huge pages, then a small page: a page table munmap() zaps last */
-	c = gigabyte_vma_new(PMDS * PMD_SIZE_ + PS, MADV_HUGEPAGE, REMAP_US,
+	c = gigabyte_vma_new(PMDS * PMD_SIZE_ + PS, -1, MADV_HUGEPAGE, REMAP_US,
 			     &self->map, &self->map_len);
 	ASSERT_NE(NULL, c);
 	c->touch_last = true;

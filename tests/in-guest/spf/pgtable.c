@@ -23,10 +23,25 @@
  *     CPU 1 unmaps and maps the VMA again every few milliseconds, so
  *     that installs find the VMA marked (spf_pgtable_marked moves only
  *     then).
+ *
+ * pgtable_shmem.c builds this test with PGTABLE_SHMEM 1: the VMA maps a
+ * memfd shared, and the installs are those of shmem write faults (with
+ * THP disabled for the process, shmem would not give the VMA a huge
+ * folio, so the classic path would install a table too).
  */
 #include "gigabyte_vma.h"
 
+#include <sys/mman.h>
 #include <sys/prctl.h>
+
+#ifndef PGTABLE_SHMEM
+#define PGTABLE_SHMEM 0
+#define PGTABLE pgtable
+#else
+#define PGTABLE pgtable_shmem
+#endif
+/* The fixture's name expanded before the harness pastes it. */
+#define PGTABLE_SCALE_TIMEOUT(fixture, test) SPF_SCALE_TIMEOUT(fixture, test)
 
 #define DELAY "pgtable:1000"
 #define TABLES 16		/* page tables in the VMA */
@@ -113,18 +128,24 @@ static bool gigabyte_alone(struct __test_metadata *_metadata, struct gigabyte_vm
 	return alone;
 }
 
-SPF_WINDOW_FIXTURE(pgtable, DELAY);
+SPF_WINDOW_FIXTURE(PGTABLE, DELAY);
 
-TEST_F_TIMEOUT(pgtable, race, SPF_TIMEOUT)
+TEST_F_TIMEOUT(PGTABLE, race, SPF_TIMEOUT)
 {
 	struct phase alone, raced;
 	struct gigabyte_vma *c;
+	int fd = -1;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs two CPUs");
 	/* page tables, not huge pages, in the VMAs mapped here */
 	ASSERT_EQ(0, prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
-	c = gigabyte_vma_new(TABLES * PMD_SIZE_, 0, REMAP_US, &self->map,
+	if (PGTABLE_SHMEM) {
+		fd = memfd_create("pgtable", MFD_CLOEXEC);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, ftruncate(fd, TABLES * PMD_SIZE_));
+	}
+	c = gigabyte_vma_new(TABLES * PMD_SIZE_, fd, 0, REMAP_US, &self->map,
 			     &self->map_len);
 	ASSERT_NE(NULL, c);
 	ASSERT_EQ(0, pin_to_cpu(0));
@@ -147,8 +168,10 @@ TEST_F_TIMEOUT(pgtable, race, SPF_TIMEOUT)
 	EXPECT_LT(0, atomic_load(&c->remaps));
 	EXPECT_TRUE(gigabyte_alone(_metadata, c));
 	gigabyte_vma_free(c);
+	if (fd >= 0)
+		close(fd);
 }
 
-SPF_SCALE_TIMEOUT(pgtable, race)
+PGTABLE_SCALE_TIMEOUT(PGTABLE, race)
 
 TEST_HARNESS_MAIN
