@@ -64,9 +64,23 @@ static inline int gigabyte_vma_map(struct gigabyte_vma *c)
 }
 
 /*
- * Unmap the VMA and map it again, page 0 written (an anonymous one's
- * anon_vma), and the last page if c->touch_last; 0, or -1 with the
- * failure in c->fb or the signal a write took in probe_signo.
+ * Touch the word at p: a write in anonymous memory (the VMA's anon_vma),
+ * a read in a file, whose PTE stays clean: munmap() flushes the TLB in the
+ * middle of its zap for a dirty PTE of a file page (zap_pte_range()'s
+ * force_flush), which would wait for a fault that has interrupts off.
+ */
+static inline int gigabyte_vma_touch(struct gigabyte_vma *c, char *p)
+{
+	uint64_t v;
+
+	return c->fd < 0 ? probe_write((volatile uint64_t *)p, 1) :
+			   probe_read((volatile uint64_t *)p, &v);
+}
+
+/*
+ * Unmap the VMA and map it again, page 0 touched, and the last page if
+ * c->touch_last; 0, or -1 with the failure in c->fb or the signal the
+ * touch took in probe_signo.
  */
 static inline int gigabyte_vma_remap(struct gigabyte_vma *c)
 {
@@ -74,11 +88,11 @@ static inline int gigabyte_vma_remap(struct gigabyte_vma *c)
 		fail(c->fb, "munmap(): %s", strerror(errno));
 		return -1;
 	}
-	if (gigabyte_vma_map(c) || probe_write((volatile uint64_t *)c->b, 1))
+	if (gigabyte_vma_map(c) || gigabyte_vma_touch(c, c->b))
 		return -1;
 	if (!c->touch_last)
 		return 0;
-	return probe_write((volatile uint64_t *)(c->b + c->len - PS), 1);
+	return gigabyte_vma_touch(c, c->b + c->len - PS);
 }
 
 static inline void *gigabyte_vma_remapper(void *arg)

@@ -25,9 +25,14 @@
  *     then).
  *
  * pgtable_shmem.c builds this test with PGTABLE_SHMEM 1: the VMA maps a
- * memfd shared, and the installs are those of shmem write faults (with
- * THP disabled for the process, shmem would not give the VMA a huge
- * folio, so the classic path would install a table too).
+ * memfd shared, filled beforehand, and the installs are those of shmem
+ * read faults that map the cached page (with THP disabled for the
+ * process, shmem would not give the VMA a huge folio, so the classic path
+ * would install a table too). It reads rather than writes: munmap()
+ * flushes the TLB in the middle of its zap for a dirty PTE of a file page,
+ * and that flush waits for the faulting CPU's interrupts, off until the
+ * install is done, so with dirty pages every install would come before
+ * free_pgtables() and the hole could not leak a table.
  */
 #include "gigabyte_vma.h"
 
@@ -47,10 +52,48 @@
 #define TABLES 16		/* page tables in the VMA */
 #define REMAP_US 2000		/* the remapper's pause between its munmap()s */
 
-/* The word this thread writes in table t in round r. */
+/* The word this thread touches in table t in round r. */
 static volatile uint64_t *table_word(struct gigabyte_vma *c, int t, long r)
 {
 	return (volatile uint64_t *)(c->b + t * PMD_SIZE_ + (r % 512) * PS);
+}
+
+/* What the memfd holds at the start of page p of table t. */
+static uint64_t file_word(int t, long p)
+{
+	return mkval(0, t, p, 1);
+}
+
+/* Fill the memfd: every page of every table starts with file_word(). */
+static int fill_file(int fd)
+{
+	static uint64_t page[PS / sizeof(uint64_t)];
+
+	for (int t = 0; t < TABLES; t++)
+		for (long p = 0; p < (long)(PMD_SIZE_ / PS); p++) {
+			page[0] = file_word(t, p);
+			if (pwrite(fd, page, PS, t * PMD_SIZE_ + p * PS) != PS)
+				return -1;
+		}
+	return 0;
+}
+
+/*
+ * Touch word w of table t in round r: write a new value in anonymous
+ * memory, read the file's value in the memfd. 0 with *want and *got for
+ * the check, or -1 if the access took a signal.
+ */
+static int touch(volatile uint64_t *w, int t, long r, uint64_t *want, uint64_t *got)
+{
+	if (PGTABLE_SHMEM) {
+		*want = file_word(t, r % 512);
+		return probe_read(w, got);
+	}
+	*want = mkval(r, 0, t, 1);
+	if (probe_write(w, *want))
+		return -1;
+	*got = *w;
+	return 0;
 }
 
 struct phase {
@@ -61,8 +104,8 @@ struct phase {
 
 /*
  * One phase of seconds. Alone, this thread remaps the VMA every round and
- * every value it writes must read back; beside the remapper a write may
- * meet the VMA unmapped or be unmapped before it is read, and the kernel
+ * every value it writes (reads, in the memfd) must read back right; beside
+ * the remapper a touch may meet the VMA unmapped, and the kernel
  * log is the check.
  */
 static void run_phase(struct __test_metadata *_metadata, struct gigabyte_vma *c,
@@ -84,18 +127,17 @@ static void run_phase(struct __test_metadata *_metadata, struct gigabyte_vma *c,
 			break;
 		}
 		for (int t = 1; t < TABLES; t++) {
-			volatile uint64_t *w = table_word(c, t, r);
-			uint64_t v = mkval(r, 0, t, 1);
+			uint64_t want, got;
 
-			if (probe_write(w, v)) {
+			if (touch(table_word(c, t, r), t, r, &want, &got)) {
 				if (!race)
-					fail(c->fb, "round %ld: write to table %d: signal %d",
+					fail(c->fb, "round %ld: table %d: signal %d",
 					     r, t, probe_signo);
 				continue;
 			}
-			if (!race && *w != v)
-				fail(c->fb, "round %ld: table %d reads %#lx, wrote %#lx",
-				     r, t, (unsigned long)*w, (unsigned long)v);
+			if (!race && got != want)
+				fail(c->fb, "round %ld: table %d reads %#lx, want %#lx",
+				     r, t, (unsigned long)got, (unsigned long)want);
 		}
 	}
 	if (race)
@@ -143,7 +185,7 @@ TEST_F_TIMEOUT(PGTABLE, race, SPF_TIMEOUT)
 	if (PGTABLE_SHMEM) {
 		fd = memfd_create("pgtable", MFD_CLOEXEC);
 		ASSERT_LE(0, fd);
-		ASSERT_EQ(0, ftruncate(fd, TABLES * PMD_SIZE_));
+		ASSERT_EQ(0, fill_file(fd));
 	}
 	c = gigabyte_vma_new(TABLES * PMD_SIZE_, fd, 0, REMAP_US, &self->map,
 			     &self->map_len);
