@@ -3,9 +3,10 @@
  * The report's speculation table: per variant and kernel with spf_*
  * counters, the faults speculation tried (spf_attempt per 100 page faults),
  * the share of attempts it completed (spf_success), the share that took
- * the PTE lock after waiting for it (spf_pte_lock_waited, on kernels that
- * wait) and the reasons it gave up most often (spf_abort_*), as shares of
- * attempts. From the boots'
+ * a lock after waiting for it (spf_pte_lock_waited, and
+ * spf_pmd_lock_waited where the kernel waits for an install's locks too,
+ * on kernels that wait) and the reasons it gave up most often
+ * (spf_abort_*), as shares of attempts. From the boots'
  * /proc/vmstat deltas (vmstat/...), summed over the boots.
  */
 #include <math.h>
@@ -92,7 +93,11 @@ void report_aborts(const struct data *d, FILE *out)
 			double success = data_sum(d, k, v, "vmstat/spf_success");
 			double faults = data_sum(d, k, v, "vmstat/pgfault");
 			double waited = data_sum(d, k, v, "vmstat/spf_pte_lock_waited");
+			double pmd_waited = data_sum(d, k, v, "vmstat/spf_pmd_lock_waited");
 			char *top;
+
+			if (!isnan(pmd_waited))
+				waited = isnan(waited) ? pmd_waited : waited + pmd_waited;
 
 			if (isnan(attempts) || isnan(success))
 				continue;
@@ -128,8 +133,9 @@ void report_aborts(const struct data *d, FILE *out)
 	table_print(&t, "", out);
 	fputs("\ntried: speculative attempts per 100 page faults (pgfault: the whole guest's);\n"
 	      "completed: the attempts that finished without mmap_lock; waited: the\n"
-	      "attempts that found the PTE lock held and took it after waiting\n"
-	      "(spf_pte_lock_waited; '-': the kernel does not wait); the rest gave\n"
+	      "attempts that found the PTE lock, or the locks of an install at an\n"
+	      "empty PMD, held and took them after waiting (spf_pte_lock_waited +\n"
+	      "spf_pmd_lock_waited; '-': the kernel does not wait); the rest gave\n"
 	      "up to the classic path, for the reasons named (spf_abort_*, their share\n"
 	      "of the attempts).\n\n", out);
 }
