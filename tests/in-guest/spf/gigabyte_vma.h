@@ -163,6 +163,30 @@ static inline void gigabyte_vma_race_end(struct gigabyte_vma *c)
 	pthread_join(c->remapper, NULL);
 }
 
+/*
+ * Whether c is alone in its gigabyte, as /proc/self/maps says; a mapping
+ * beside it would keep munmap() from freeing the PMD table.
+ */
+static inline bool gigabyte_vma_alone(struct __test_metadata *_metadata,
+				      struct gigabyte_vma *c)
+{
+	uintptr_t g = (uintptr_t)c->b, s, e;
+	char line[512];
+	bool alone = true;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && s < g + GIB &&
+		    e > g && !(s == g && e == g + c->len)) {
+			TH_LOG("another mapping in the VMA's gigabyte: %s", line);
+			alone = false;
+		}
+	fclose(f);
+	return alone;
+}
+
 static inline void gigabyte_vma_free(struct gigabyte_vma *c)
 {
 	failbox_free(c->fb);

@@ -154,30 +154,6 @@ static void run_phase(struct __test_metadata *_metadata, struct ctx *c,
 	ph->marked = vmstat("spf_pgtable_marked") - marked0;
 }
 
-/*
- * Whether c is alone in its gigabyte, as /proc/self/maps says; a mapping
- * beside it would keep munmap() from freeing the PMD table.
- */
-static bool gigabyte_alone(struct __test_metadata *_metadata,
-			   struct gigabyte_vma *c)
-{
-	uintptr_t g = (uintptr_t)c->b, s, e;
-	char line[512];
-	bool alone = true;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && s < g + GIB &&
-		    e > g && !(s == g && e == g + c->len)) {
-			TH_LOG("another mapping in the VMA's gigabyte: %s", line);
-			alone = false;
-		}
-	fclose(f);
-	return alone;
-}
-
 SPF_WINDOW_FIXTURE(pmd_wait, DELAY);
 
 TEST_F_TIMEOUT(pmd_wait, race, SPF_TIMEOUT)
@@ -228,7 +204,7 @@ TEST_F_TIMEOUT(pmd_wait, race, SPF_TIMEOUT)
 	EXPECT_LT(0, alone.waited);
 	EXPECT_LT(0, alone.installed);
 	EXPECT_LT(0, atomic_load(&c->own->remaps));
-	EXPECT_TRUE(gigabyte_alone(_metadata, c->own));
+	EXPECT_TRUE(gigabyte_vma_alone(_metadata, c->own));
 	gigabyte_vma_free(c->own);
 	gigabyte_vma_free(c->nb);
 	munmap(nb_resv, nb_resv_len);
