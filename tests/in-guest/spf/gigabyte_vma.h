@@ -142,19 +142,29 @@ gigabyte_vma_new(size_t len, int fd, int advice, unsigned int pause_us,
 	return c;
 }
 
-/* Start the remapper on its own stack, outside the gigabyte; 0 or -1. */
-static inline int gigabyte_vma_race(struct gigabyte_vma *c)
+/*
+ * Start fn(arg) as *t on c's stack, mapped outside the gigabyte (a stack
+ * mapped by pthread_create() could land in it); 0 or -1.
+ */
+static inline int gigabyte_vma_thread(struct gigabyte_vma *c, pthread_t *t,
+				      void *(*fn)(void *), void *arg)
 {
 	pthread_attr_t a;
 	int err;
 
-	atomic_store(&c->stop, 0);
 	if (pthread_attr_init(&a))
 		return -1;
 	err = pthread_attr_setstack(&a, c->stack, STACK_SIZE) ||
-	      pthread_create(&c->remapper, &a, gigabyte_vma_remapper, c);
+	      pthread_create(t, &a, fn, arg);
 	pthread_attr_destroy(&a);
 	return err ? -1 : 0;
+}
+
+/* Start the remapper on its own stack, outside the gigabyte; 0 or -1. */
+static inline int gigabyte_vma_race(struct gigabyte_vma *c)
+{
+	atomic_store(&c->stop, 0);
+	return gigabyte_vma_thread(c, &c->remapper, gigabyte_vma_remapper, c);
 }
 
 static inline void gigabyte_vma_race_end(struct gigabyte_vma *c)

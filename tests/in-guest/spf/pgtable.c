@@ -151,7 +151,7 @@ SPF_WINDOW_FIXTURE(PGTABLE, DELAY);
 
 TEST_F_TIMEOUT(PGTABLE, race, SPF_TIMEOUT)
 {
-	struct phase alone, raced;
+	struct phase alone, raced = { 0 };
 	struct gigabyte_vma *c;
 	int fd = -1;
 

@@ -95,21 +95,6 @@ static void *neighbour(void *arg)
 	return NULL;
 }
 
-/* The neighbour on its own stack, outside both gigabytes; 0 or -1. */
-static int neighbour_start(struct ctx *c, pthread_t *t)
-{
-	pthread_attr_t a;
-	int err;
-
-	atomic_store(&c->stop, 0);
-	if (pthread_attr_init(&a))
-		return -1;
-	err = pthread_attr_setstack(&a, c->nb->stack, STACK_SIZE) ||
-	      pthread_create(t, &a, neighbour, c);
-	pthread_attr_destroy(&a);
-	return err ? -1 : 0;
-}
-
 struct phase {
 	long rounds;
 	long long waited;	/* spf_pmd_lock_waited */
@@ -132,7 +117,9 @@ static void run_phase(struct __test_metadata *_metadata, struct ctx *c,
 	double end;
 	long r;
 
-	ASSERT_EQ(0, neighbour_start(c, &tn));
+	/* on the stack of its VMA's (unused) remapper */
+	atomic_store(&c->stop, 0);
+	ASSERT_EQ(0, gigabyte_vma_thread(c->nb, &tn, neighbour, c));
 	if (race)
 		ASSERT_EQ(0, gigabyte_vma_race(c->own));
 	end = now_s() + seconds;
@@ -158,7 +145,7 @@ SPF_WINDOW_FIXTURE(pmd_wait, DELAY);
 
 TEST_F_TIMEOUT(pmd_wait, race, SPF_TIMEOUT)
 {
-	struct phase alone, raced;
+	struct phase alone, raced = { 0 };
 	char *nb_resv;
 	size_t nb_resv_len;
 	struct ctx *c;
