@@ -31,7 +31,7 @@
 
 #include <sys/prctl.h>
 
-#define DELAY "pmd_locked:1000,pmd_waited:3000"
+#define DELAY "pmd_locked:1000,pmd_waited:6000"
 #define TABLES 16		/* page tables in each VMA */
 #define REMAP_US 2000		/* the remapper's pause between its munmap()s */
 
