@@ -29,7 +29,7 @@ $(foreach r,$(RENAMED_KNOBS),$(if $(filter undefined,$(origin $(firstword $(subs
 # The knobs the scripts read from the environment, exported when set here.
 KNOBS := RUN_KERNELS MAINLINE DURATION RUNS BOOTS VARIANTS VCPUS GUEST_MEM \
 	THP ICOUNT PROFILE_DURATION RESULTS AB_KERNEL AB_SYSCTL \
-	HOLDS HOLD_MB PRESSURE_MB PRESSURE COHERENCE
+	HOLDS HOLD_MB PRESSURE_MB PRESSURE COHERENCE INSNS
 export $(foreach k,$(KNOBS),$(if $(filter undefined,$(origin $(k))),,$(k)))
 
 # Kernels `make run` compares; MAINLINE=1 adds Debian's 6.12 (per-VMA locks).
@@ -74,6 +74,7 @@ help:
 	'  run:  RUN_KERNELS="$(strip $(RUN_KERNELS))" MAINLINE=1 DURATION=2 RUNS=2' \
 	'        BOOTS=2 VARIANTS VCPUS GUEST_MEM THP ICOUNT PROFILE_DURATION RESULTS' \
 	'        COHERENCE=on (the coherence simulator, transfers per fault)' \
+	'        INSNS=on (instructions per fault by function, the same plugin)' \
 	'  ab:   AB_KERNEL=$(AB_KERNEL) AB_SYSCTL=$(AB_SYSCTL) RUNS=6 (pairs) BOOTS=3' \
 	'        VARIANTS=single (one) DURATION VCPUS GUEST_MEM THP ICOUNT RESULTS' \
 	'  syslatency (EXPERIMENT=syslatency): RUN_KERNELS BOOTS DURATION HOLDS HOLD_MB' \
@@ -133,7 +134,7 @@ tests-build: tree
 # The kernels and knobs are checked before anything is installed or built.
 run: $(if $(EXPERIMENT_TARGET),$(EXPERIMENT_TARGET),run-kernels)
 run-kernels: run-check deps-run tree $(addprefix kernel-,$(RUN_KERNEL_NAMES)) bench \
-	$(if $(filter on,$(COHERENCE)),coherence)
+	$(if $(filter on,$(COHERENCE) $(INSNS)),coherence)
 	@scripts/compare-kernels $(RUN_KERNELS)
 run-check:
 	@scripts/compare-kernels --check $(RUN_KERNELS)

@@ -6,7 +6,9 @@
  * order the markers ran. Mark i (from 1) starts the plugin's phase i, so
  * the phase between marks i and i + 1 is named by mark i's label, and
  * its faults and seconds are the differences of the two marks'; its top
- * lines are samples "coherence/LABEL/line/ADDR/TOP-FUNCTION". The last
+ * lines are samples "coherence/LABEL/line/ADDR/TOP-FUNCTION"; with
+ * insns=on, its instructions "coherence/LABEL/insns" and its functions'
+ * "coherence/LABEL/insn_function/NAME". The last
  * phase, from the last mark to QEMU's exit, is not a measured one.
  */
 #define _GNU_SOURCE
@@ -28,7 +30,7 @@ struct mark {
 };
 
 static const char *const phase_keys[] = {
-	"accesses", "transfers", "atomics", "atomic_transfers",
+	"accesses", "transfers", "atomics", "atomic_transfers", "insns",
 };
 
 static size_t read_marks(const char *path, struct mark *m)
@@ -125,6 +127,13 @@ void read_coherence(const char *dir, FILE *samples)
 				bad_input(cpath, lineno, "not a line \"phase.K.function NAME transfers N atomic_transfers N\"");
 			fprintf(samples, "coherence/%s/function/%s - %" PRIu64 "\n",
 				m[k - 1].label, name, tr);
+			continue;
+		}
+		if (!strcmp(key, "insn_function")) {
+			if (sscanf(line, "%*s %255s %" SCNu64 " %c", name, &v, &extra) != 2)
+				bad_input(cpath, lineno, "not a line \"phase.K.insn_function NAME N\"");
+			fprintf(samples, "coherence/%s/insn_function/%s - %" PRIu64 "\n",
+				m[k - 1].label, name, v);
 			continue;
 		}
 		if (!strcmp(key, "line")) {

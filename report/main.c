@@ -38,6 +38,7 @@ static const char usage[] =
 static void (*const sections[])(const struct data *d, FILE *out) = {
 	report_conditions, report_rates, report_icount, report_extra,
 	report_aborts, report_locks, report_vmstat, report_perfstat, report_coherence,
+	report_insns,
 };
 
 struct options {

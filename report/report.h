@@ -24,6 +24,7 @@ void report_locks(const struct data *d, FILE *out);
 void report_vmstat(const struct data *d, FILE *out);
 void report_perfstat(const struct data *d, FILE *out);
 void report_coherence(const struct data *d, FILE *out);
+void report_insns(const struct data *d, FILE *out);
 /* Transfers per fault against fault threads, a panel per variant family. */
 int plot_coherence(const struct data *d, const char *png);
 

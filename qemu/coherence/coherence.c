@@ -22,6 +22,8 @@
  *                     small user-mode programs)
  *   start=boot|marker marker: count nothing until the first phase marker
  *                     (boot: from the start)
+ *   model=on|off      the coherence model below (on); off counts no access
+ *   insns=on|off      count executed instructions by function (off)
  *
  * Phases. The instruction `xchg %bx,%bx` (bytes 66 87 db, a no-op that
  * no compiler emits), executed in any mode, is a phase marker, recognised
@@ -31,6 +33,16 @@
  * phase's totals, top functions and top lines (guest/phase-mark executes
  * one). With start=marker phase 0 counts nothing, and the model starts at
  * the first marker with every cache empty.
+ *
+ * Instructions (insns=on). Each translation block's instructions are
+ * charged, by function, to a per-vCPU count as the block starts to run, so
+ * the counts need no atomics; an exception inside a block (a user page
+ * fault) counts the rest of the block too, a few instructions a fault.
+ * With model=off this is all the plugin does, and a guest runs a few
+ * times slower than without it, not tens of times: a profile of where
+ * instructions go that the guest's clock and host load cannot skew, for
+ * guests without a PMU. Functions are those of map= or QEMU's symbols;
+ * without a name, all such instructions are one "[unknown]".
  *
  * The model. Memory is 64-byte lines: guest physical addresses in system
  * mode, virtual ones in user mode. Each vCPU has an infinite cache; each
@@ -198,6 +210,27 @@ static size_t nr_symbols;
 /* start=marker: nothing is counted before the first marker. */
 static bool start_at_marker;
 static int counting = 1;	/* read and written with __atomic builtins */
+static bool model = true;
+static bool count_insns;
+
+/*
+ * insns=on: instructions by vCPU and function id. Ids from insn_slots up
+ * share the last slot, so that the arrays never move: with map= there
+ * are fewer functions than that, and user mode names few.
+ */
+#define INSN_SLOTS_UNMAPPED 65536
+static unsigned int insn_slots;
+static uint64_t *insn_counts[MAX_VCPUS];	/* [vcpu][slot], published once */
+static GMutex insn_lock;			/* allocating a vCPU's array */
+
+/* A translation block's instructions: runs of one function. */
+struct tb_insns {
+	uint32_t n;
+	struct {
+		uint32_t slot;
+		uint32_t insns;
+	} run[];
+};
 
 /*
  * What had been counted when a phase ended: totals and, by function id,
@@ -208,6 +241,7 @@ struct snapshot {
 	uint64_t *transfers;		/* by function id */
 	uint64_t *atomic_transfers;
 	guint nr_functions;
+	uint64_t *insns;		/* insns=on: by slot, insn_slots + 1 */
 };
 
 static GMutex phase_lock;
@@ -518,9 +552,97 @@ static void marker_executed(unsigned int vcpu, void *userdata)
 	g_mutex_unlock(&phase_lock);
 }
 
+/* vCPU @vcpu's instruction counts, allocated on its first block. */
+static uint64_t *insn_counts_of(unsigned int vcpu)
+{
+	uint64_t *c = __atomic_load_n(&insn_counts[vcpu], __ATOMIC_ACQUIRE);
+
+	if (c)
+		return c;
+	g_mutex_lock(&insn_lock);
+	c = insn_counts[vcpu];
+	if (!c) {
+		c = g_new0(uint64_t, insn_slots + 1);
+		__atomic_store_n(&insn_counts[vcpu], c, __ATOMIC_RELEASE);
+	}
+	g_mutex_unlock(&insn_lock);
+	return c;
+}
+
+/*
+ * Only vCPU @vcpu writes its counts; a marker on another vCPU reads them,
+ * hence the relaxed atomic store (a plain one on x86).
+ */
+static void tb_executed(unsigned int vcpu, void *userdata)
+{
+	const struct tb_insns *t = userdata;
+	uint64_t *c;
+
+	if (!__atomic_load_n(&counting, __ATOMIC_RELAXED) || vcpu >= MAX_VCPUS)
+		return;
+	c = insn_counts_of(vcpu);
+	for (uint32_t i = 0; i < t->n; i++) {
+		uint64_t *slot = &c[t->run[i].slot];
+
+		__atomic_store_n(slot, *slot + t->run[i].insns, __ATOMIC_RELAXED);
+	}
+}
+
+/* The count slot of an instruction's function; sites_lock held. */
+static uint32_t insn_slot(const struct qemu_plugin_insn *insn, uint64_t pc)
+{
+	const char *name;
+	uint32_t id;
+
+	if (map_path)
+		name = system_mode && pc < KERNEL_START ? "[user]" : symbol_lookup(pc);
+	else
+		name = qemu_plugin_insn_symbol(insn);
+	id = function_id(name && *name ? name : "[unknown]");
+	return id < insn_slots ? id : insn_slots;
+}
+
+/*
+ * insns=on: the block's runs of instructions by function, counted as it
+ * starts. QEMU 7.2 says nothing when it drops a block, so each
+ * translation's runs are kept to the end: a few bytes a block.
+ */
+static void tb_insns_register(struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	struct tb_insns *t = g_malloc(sizeof(*t) + n * sizeof(t->run[0]));
+
+	t->n = 0;
+	g_mutex_lock(&sites_lock);
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		uint64_t pc = qemu_plugin_insn_vaddr(insn);
+		uint32_t slot;
+
+		if (!count_user && pc < KERNEL_START)
+			continue;
+		slot = insn_slot(insn, pc);
+		if (t->n && t->run[t->n - 1].slot == slot) {
+			t->run[t->n - 1].insns++;
+		} else {
+			t->run[t->n].slot = slot;
+			t->run[t->n++].insns = 1;
+		}
+	}
+	g_mutex_unlock(&sites_lock);
+	if (!t->n) {
+		g_free(t);
+		return;
+	}
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_executed, QEMU_PLUGIN_CB_NO_REGS, t);
+}
+
 static void tb_translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
+
+	if (count_insns)
+		tb_insns_register(tb);
 
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
@@ -531,7 +653,7 @@ static void tb_translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker_executed,
 							       QEMU_PLUGIN_CB_NO_REGS,
 							       NULL);
-		if (!count_user && qemu_plugin_insn_vaddr(insn) < KERNEL_START)
+		if (!model || (!count_user && qemu_plugin_insn_vaddr(insn) < KERNEL_START))
 			continue;
 		qemu_plugin_register_vcpu_mem_cb(insn, memory_accessed,
 						 QEMU_PLUGIN_CB_NO_REGS,
@@ -643,12 +765,22 @@ static void snapshot_take(struct snapshot *snap, int mark)
 	}
 	for (unsigned int i = NR_SHARDS; i-- > 0;)
 		g_mutex_unlock(&shards[i].lock);
+	if (!count_insns)
+		return;
+	snap->insns = g_new0(uint64_t, insn_slots + 1);
+	for (unsigned int c = 0; c < MAX_VCPUS; c++) {
+		const uint64_t *counts = __atomic_load_n(&insn_counts[c], __ATOMIC_ACQUIRE);
+
+		for (unsigned int f = 0; counts && f <= insn_slots; f++)
+			snap->insns[f] += __atomic_load_n(&counts[f], __ATOMIC_RELAXED);
+	}
 }
 
 static void snapshot_free(struct snapshot *snap)
 {
 	g_free(snap->transfers);
 	g_free(snap->atomic_transfers);
+	g_free(snap->insns);
 }
 
 static const char *top_function(const struct hot_line *hl, uint64_t *transfers)
@@ -759,16 +891,82 @@ static size_t phase_functions(const struct report *r, unsigned int k,
 	return n;
 }
 
+struct insn_total {
+	const char *name;
+	uint64_t insns;
+};
+
+static int compare_insn_totals(const void *a, const void *b)
+{
+	const struct insn_total *x = a, *y = b;
+
+	if (x->insns != y->insns)
+		return x->insns < y->insns ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* Phase k's functions with instructions, by instructions descending. */
+static size_t phase_insns(const struct report *r, unsigned int k,
+			  struct insn_total **out, uint64_t *total)
+{
+	const uint64_t *end = r->ends[k].insns;
+	const uint64_t *start = k ? r->ends[k - 1].insns : NULL;
+	struct insn_total *it = g_new0(struct insn_total, insn_slots + 1);
+	size_t n = 0;
+
+	*total = 0;
+	for (unsigned int f = 0; f <= insn_slots; f++) {
+		uint64_t x = end[f] - (start ? start[f] : 0);
+
+		if (!x)
+			continue;
+		*total += x;
+		it[n++] = (struct insn_total){
+			f < insn_slots ? (const char *)function_names->pdata[f] : "[other]", x
+		};
+	}
+	if (n)
+		qsort(it, n, sizeof(*it), compare_insn_totals);
+	*out = it;
+	return n;
+}
+
+/* insns=on: each phase's instructions and its top functions by them. */
+static void report_insns(GString *s, const struct report *r)
+{
+	unsigned int rows = top_rows < 10 ? top_rows : 10;
+
+	if (!count_insns)
+		return;
+	g_string_append(s, "\n");
+	banner(s, "Instructions by function (insns=on)");
+	for (unsigned int k = 0; k < r->nr_phases; k++) {
+		struct insn_total *it;
+		uint64_t total;
+		size_t n = phase_insns(r, k, &it, &total);
+
+		g_string_append_printf(s, "  Phase %u: %" PRIu64 " instructions\n", k, total);
+		for (size_t i = 0; i < n && i < rows; i++)
+			g_string_append_printf(s, "  %14" PRIu64 " %6.2f%%  %s\n", it[i].insns,
+					       percent(it[i].insns, total), it[i].name);
+		g_free(it);
+	}
+}
+
 static void report_summary(GString *s, const struct report *r)
 {
 	const struct totals *t = &r->totals;
 
-	banner(s, "Coherence simulation summary");
+	banner(s, model ? "Coherence simulation summary" : "Instruction count summary");
 	ROW(s, "Lines by", "%s",
 	    system_mode ? "guest physical address" : "guest virtual address");
 	ROW(s, "Instructions counted", "%s", count_user ? "all" : "kernel only");
 	ROW(s, "Functions from", "%s",
 	    map_path ? map_path : "QEMU's symbols, else addresses");
+	ROW(s, "Memory model", "%s", model ? "on" : "off (model=off)");
+	ROW(s, "Instructions by function", "%s", count_insns ? "on (insns=on)" : "off");
+	if (!model)
+		return;
 	ROW(s, "vCPUs seen", "%u", t->vcpus);
 	ROW(s, "Accesses counted", "%" PRIu64, t->accesses);
 	ROW(s, "  Loads", "%" PRIu64, t->loads);
@@ -996,8 +1194,26 @@ static size_t phase_lines(const struct report *r, unsigned int k, struct phase_l
 }
 
 /*
+ * insns=on: "phase.K.insns N", the phase's instructions, and up to top=
+ * rows "phase.K.insn_function NAME N".
+ */
+static void key_value_phase_insns(GString *s, const struct report *r, unsigned int k)
+{
+	struct insn_total *it;
+	uint64_t total;
+	size_t n = phase_insns(r, k, &it, &total);
+
+	g_string_append_printf(s, "phase.%u.insns %" PRIu64 "\n", k, total);
+	for (size_t i = 0; i < n && i < top_rows; i++)
+		g_string_append_printf(s, "phase.%u.insn_function %s %" PRIu64 "\n", k,
+				       it[i].name, it[i].insns);
+	g_free(it);
+}
+
+/*
  * Per phase: "phases N" and "start boot|marker", then for each phase K
- * "phase.K.KEY VALUE" totals, up to top= rows "phase.K.function NAME
+ * (insns=on: its instructions first, key_value_phase_insns();
+ * model=off: only those) "phase.K.KEY VALUE" totals, up to top= rows "phase.K.function NAME
  * transfers N atomic_transfers N" and up to top= rows "phase.K.line ADDR
  * transfers N atomic_transfers N top_function NAME" (the function with
  * most of the line's transfers in the phase).
@@ -1013,6 +1229,12 @@ static void key_value_phases(GString *s, const struct report *r)
 		struct phase_line *pl;
 		size_t n = phase_functions(r, k, &ft);
 
+		if (count_insns)
+			key_value_phase_insns(s, r, k);
+		if (!model) {
+			g_free(ft);
+			continue;
+		}
 		phase_totals(r, k, &t);
 		for (size_t i = 0; i < G_N_ELEMENTS(phase_keys); i++)
 			g_string_append_printf(s, "phase.%u.%s %" PRIu64 "\n", k,
@@ -1067,10 +1289,11 @@ static void report_key_values(GString *s, const struct report *r)
 
 	g_string_append(s, "\n");
 	banner(s, "Key-value section (coherence format 1)");
-	g_string_append_printf(s, "format coherence-1\nmode %s\ncounted %s\n",
+	g_string_append_printf(s, "format coherence-1\nmode %s\ncounted %s\nmodel %s\ninsns %s\n",
 			       system_mode ? "system" : "user",
-			       count_user ? "all" : "kernel");
-	for (size_t i = 0; i < G_N_ELEMENTS(kv); i++)
+			       count_user ? "all" : "kernel",
+			       model ? "on" : "off", count_insns ? "on" : "off");
+	for (size_t i = 0; i < G_N_ELEMENTS(kv) && model; i++)
 		g_string_append_printf(s, "%s %" PRIu64 "\n", kv[i].key, kv[i].value);
 	for (size_t i = 0; i < r->nr_functions && ft[i].transfers; i++)
 		g_string_append_printf(s, "function %s transfers %" PRIu64
@@ -1078,6 +1301,8 @@ static void report_key_values(GString *s, const struct report *r)
 				       (char *)function_names->pdata[ft[i].function],
 				       ft[i].transfers, ft[i].atomic_transfers);
 	key_value_phases(s, r);
+	if (!model)
+		return;
 	if (list_all_lines) {
 		key_value_all_lines(s);
 		return;
@@ -1163,9 +1388,13 @@ static void report_at_exit(qemu_plugin_id_t id, void *userdata)
 		g_mutex_lock(&shards[i].lock);
 	report_gather(&r, hot);
 	report_summary(s, &r);
-	report_phases(s, &r);
-	report_functions(s, &r);
-	report_lines(s, &r);
+	if (model)
+		report_phases(s, &r);
+	report_insns(s, &r);
+	if (model) {
+		report_functions(s, &r);
+		report_lines(s, &r);
+	}
 	report_key_values(s, &r);
 	for (unsigned int i = 0; i < NR_SHARDS; i++)
 		g_mutex_unlock(&shards[i].lock);
@@ -1311,6 +1540,10 @@ static bool parse_arg(const char *arg)
 		return parse_bool(arg, value, &count_user);
 	if (arg_is(arg, "all_lines"))
 		return parse_bool(arg, value, &list_all_lines);
+	if (arg_is(arg, "model"))
+		return parse_bool(arg, value, &model);
+	if (arg_is(arg, "insns"))
+		return parse_bool(arg, value, &count_insns);
 	if (arg_is(arg, "top"))
 		return parse_top(arg, value);
 	if (arg_is(arg, "start")) {
@@ -1321,7 +1554,7 @@ static bool parse_arg(const char *arg)
 		start_at_marker = !strcmp(value, "marker");
 		return true;
 	}
-	plugin_error("unknown argument '%s' (known: out, map, all, top, all_lines, start)", arg);
+	plugin_error("unknown argument '%s' (known: out, map, all, top, all_lines, start, model, insns)", arg);
 	return false;
 }
 
@@ -1334,6 +1567,7 @@ static void tables_init(void)
 	}
 	g_mutex_init(&sites_lock);
 	g_mutex_init(&phase_lock);
+	g_mutex_init(&insn_lock);
 	sites = g_hash_table_new(g_int64_hash, g_int64_equal);
 	function_ids = g_hash_table_new(g_str_hash, g_str_equal);
 	function_names = g_ptr_array_new();
@@ -1361,8 +1595,14 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			     info->system.max_vcpus, MAX_VCPUS);
 		return -1;
 	}
+	if (!model && !count_insns) {
+		plugin_error("model=off without insns=on counts nothing");
+		return -1;
+	}
 	if (map_path && !load_map(map_path))
 		return -1;
+	/* Every function a map names, [user] and [unknown] have a slot. */
+	insn_slots = map_path ? nr_symbols + 2 : INSN_SLOTS_UNMAPPED;
 	/* Opened now so that a bad path stops QEMU before the guest runs. */
 	if (out_path) {
 		out_file = fopen(out_path, "w");
