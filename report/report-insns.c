@@ -154,7 +154,7 @@ static void variant_table(const struct data *d, size_t v, const char *per, FILE 
 	char *align = xrealloc(NULL, 2 * d->nk + 1);
 	struct table t;
 
-	for (size_t k = 0; k < d->nk; k++) {
+	for (size_t k = 0; faults && k < d->nk; k++) {
 		all[k] = rest[k] = mean_per(d, k, v, NULL, ALL, PER_FAULT);
 		idle[k] = mean_per(d, k, v, NULL, LESS_IDLE, PER_FAULT);
 	}
@@ -172,7 +172,7 @@ static void variant_table(const struct data *d, size_t v, const char *per, FILE 
 	}
 	qsort(rows, nrows, sizeof(*rows), compare_rows);
 	for (shown = 0; shown < nrows && shown < MAX_ROWS && rows[shown].rank >= MIN_DIFF; shown++)
-		for (size_t k = 0; k < d->nk; k++)
+		for (size_t k = 0; faults && k < d->nk; k++)
 			rest[k] -= isnan(rows[shown].per_unit[k]) ? 0 : rows[shown].per_unit[k];
 
 	memset(align, 'r', 2 * d->nk);
