@@ -26,7 +26,7 @@ static inline int spf_delay_set(const char *spec)
  * runner's "every delay on" pass sets them all): "none", or what the
  * kernel printed for them. Restored when the test ends.
  */
-static char spf_delay_before[256] = "none";
+static char spf_delay_before[512] = "none";
 
 /* spf_delay_before, read from the kernel; 0 or -1. */
 static inline int spf_delay_save(void)
