@@ -44,7 +44,7 @@ static inline int spf_delay_save(void)
 static inline int spf_window_open(struct __test_metadata *_metadata,
 				  const char *delay)
 {
-	char spec[512];
+	char spec[sizeof(spf_delay_before) + 128];	/* and the test's delay */
 
 	if (spf_delay_save()) {
 		TH_LOG("cannot read %s (%s): window tests need a kernel with CONFIG_DEBUG_SPF_HOLES",
