@@ -20,13 +20,18 @@
  *    ranges under a mutex standing for mmap_lock, marking VMAs where
  *    mm/mmap.c and mm/mprotect.c do, and rewriting or zapping the PTEs of
  *    what they changed under the page table locks afterwards, as
- *    change_protection() and unmap_region() do;
+ *    change_protection() and unmap_region() do; and that grow a VMA down
+ *    into the hole below it without a mark, as mmap()'s vma_expand()
+ *    does, moving vm_start and vm_pgoff between vma_grow_begin() and
+ *    vma_grow_end();
  *
  *  - a checker: every PTE a writer rewrites or zaps must carry the label of
  *    the VMA as it was before the change, and at the end of each write
  *    episode every PTE must carry the label of the VMA that covers it now,
- *    and be writable only if that VMA is. A PTE installed from a stale copy
- *    of a VMA fails one or the other.
+ *    be writable only if that VMA is, and hold the page offset that VMA
+ *    gives its address (every VMA maps page n at offset n, as anonymous
+ *    VMAs do). A PTE installed from a stale or half-grown copy of a VMA
+ *    fails one or the other.
  *
  * Usage: see usage() below. Exit status 0: no violation; 1: violations; 2:
  * bad usage.
@@ -102,8 +107,10 @@ struct vm_area_struct {
 	struct mm_struct *vm_mm;
 	unsigned long vm_flags;
 	const void *vm_ops;	/* NULL: every VMA of the model is anonymous */
+	unsigned long vm_pgoff;	/* vm_start's page: see vma_alloc() */
 	int vm_lock_seq;
 	bool detached;
+	u16 vm_bounds_seq;
 	/* The model's: what a PTE installed from this VMA records. */
 	unsigned int id;
 	unsigned int gen;	/* bumped at every change of the VMA */
@@ -220,6 +227,7 @@ static inline unsigned long addr_page(unsigned long addr)
 
 struct pte {
 	unsigned int id, gen;	/* the VMA the fault used */
+	unsigned long pgoff;	/* the page offset its copy gave the address */
 	bool present, write;
 };
 
@@ -243,9 +251,12 @@ static struct label label_of(const struct vm_area_struct *vma)
 }
 
 /* Options, counters, violations. */
-enum mutation { MUTATE_NONE, MUTATE_NO_MARK, MUTATE_NO_RECHECK, MUTATE_PTE_WAIT };
+enum mutation {
+	MUTATE_NONE, MUTATE_NO_MARK, MUTATE_NO_RECHECK, MUTATE_PTE_WAIT,
+	MUTATE_NO_BOUNDS,
+};
 static const char *const mutation_names[] = {
-	"none", "no-mark", "no-recheck", "pte-wait",
+	"none", "no-mark", "no-recheck", "pte-wait", "no-bounds",
 };
 
 static double opt_seconds = 2;
@@ -257,6 +268,7 @@ enum abort_reason {
 	ABORT_NO_VMA,		/* find_vma_speculative(): -ENOENT */
 	ABORT_BUSY,		/* find_vma_speculative(): -EBUSY */
 	ABORT_CHANGED,		/* the copy's recheck */
+	ABORT_GROWING,		/* copied while a growth wrote the bounds */
 	ABORT_BOUNDS,		/* the address is outside the copy */
 	ABORT_ACCESS,		/* the copy's flags forbid the access */
 	ABORT_CHANGED_PTE,	/* spf_pte_lock()'s check before the lock */
@@ -266,7 +278,7 @@ enum abort_reason {
 	NR_ABORTS
 };
 static const char *const abort_names[] = {
-	"no_vma", "busy", "changed", "bounds", "access", "changed_pte",
+	"no_vma", "busy", "changed", "growing", "bounds", "access", "changed_pte",
 	"pte_lock", "changed_wait", "changed_locked",
 };
 
@@ -458,6 +470,8 @@ locked:
 		 */
 		pte->id = copy->id;
 		pte->gen = copy->gen;
+		pte->pgoff = copy->vm_pgoff +
+			     ((addr - copy->vm_start) >> PAGE_SHIFT_M);
 		pte->present = true;
 		pte->write = write;
 		t->c.installs++;
@@ -470,6 +484,7 @@ locked:
 static void fault(struct thread *t, unsigned long addr, bool write)
 {
 	struct vm_area_struct *vma, copy;
+	unsigned int bounds;
 	int seq;
 
 	t->c.lookups++;
@@ -479,9 +494,15 @@ static void fault(struct thread *t, unsigned long addr, bool write)
 							ABORT_NO_VMA);
 		return;
 	}
+	bounds = vma_bounds_read_begin(vma);
 	copy_vma(&copy, vma);
 	if (!vma_speculation_valid(vma, seq)) {
 		count_abort(t, ABORT_CHANGED);
+		goto out;
+	}
+	if (opt_mutate != MUTATE_NO_BOUNDS &&
+	    !vma_bounds_read_valid(vma, bounds)) {
+		count_abort(t, ABORT_GROWING);
 		goto out;
 	}
 	t->c.validations++;
@@ -553,6 +574,8 @@ static struct vm_area_struct *vma_alloc(unsigned long start,
 		die("out of memory");
 	vma->vm_start = start;
 	vma->vm_end = end;
+	/* As anonymous VMAs: the linear page offset of every address. */
+	vma->vm_pgoff = start >> PAGE_SHIFT_M;
 	vma->vm_mm = &mm;
 	vma->vm_flags = flags;
 	vma->id = ++last_id;
@@ -591,10 +614,15 @@ static const char *flags_name(unsigned long flags)
 	return (flags & VM_READ) ? "r" : "none";
 }
 
-/* Whether a present PTE may carry @pte's label in a VMA labelled @l. */
-static bool pte_ok(const struct pte *pte, const struct label *l)
+/*
+ * Whether a present PTE of @page may carry @pte's label and page offset in
+ * a VMA labelled @l.
+ */
+static bool pte_ok(const struct pte *pte, const struct label *l,
+		   unsigned long page)
 {
 	return l && pte->id == l->id && pte->gen == l->gen &&
+	       pte->pgoff == page_addr(page) >> PAGE_SHIFT_M &&
 	       (l->flags & (VM_READ | VM_WRITE)) &&
 	       (!pte->write || (l->flags & VM_WRITE));
 }
@@ -607,6 +635,10 @@ static void pte_violation(unsigned long page, const struct pte *pte,
 	if (!l)
 		violation("%s: page %lu has a %s PTE from VMA %u gen %u, but no VMA is there",
 			  when, page, kind, pte->id, pte->gen);
+	else if (pte->pgoff != page_addr(page) >> PAGE_SHIFT_M)
+		violation("%s: page %lu has a %s PTE from VMA %u gen %u at page offset %#lx, not %#lx: from a half-grown copy",
+			  when, page, kind, pte->id, pte->gen, pte->pgoff,
+			  page_addr(page) >> PAGE_SHIFT_M);
 	else
 		violation("%s: page %lu has a %s PTE from VMA %u gen %u, but the VMA there is %u gen %u (%s)",
 			  when, page, kind, pte->id, pte->gen, l->id, l->gen,
@@ -638,7 +670,7 @@ static void rewrite_ptes(struct thread *t, unsigned long start,
 
 			if (!pte->present)
 				continue;
-			if (!pte_ok(pte, old)) {
+			if (!pte_ok(pte, old, page)) {
 				char when[64];
 
 				snprintf(when, sizeof(when),
@@ -693,7 +725,7 @@ static void check_all(const char *when)
 			const struct label *l = mapped[page] ? &labels[page] :
 							       NULL;
 
-			if (pt->pte[j].present && !pte_ok(&pt->pte[j], l))
+			if (pt->pte[j].present && !pte_ok(&pt->pte[j], l, page))
 				pte_violation(page, &pt->pte[j], l, when);
 		}
 		pthread_mutex_unlock(&pt->ptl);
@@ -834,6 +866,33 @@ static bool op_expand(struct thread *t)
 }
 
 /*
+ * mmap_region()'s vma_expand() merging a new mapping into the VMA above
+ * it, or brk() growing the heap: the VMA grows down into the hole below
+ * by a page, unmarked. Its faults go on; a copy taken between the two
+ * stores would give every address the next page's offset.
+ */
+static bool op_grow_down(struct thread *t)
+{
+	struct vm_area_struct *vma = vma_at(page_addr(rnd(t) % NR_PAGES));
+	unsigned long start;
+
+	if (!vma || vma->vm_start == page_addr(0) ||
+	    vma_at(vma->vm_start - PAGE_SIZE_M))
+		return false;
+	start = vma->vm_start - PAGE_SIZE_M;
+	rewrite_ptes(t, start, vma->vm_start, NULL, NULL, "grow into a hole");
+	vma_grow_begin(vma);
+	WRITE_ONCE(vma->vm_start, start);
+	/* A window of two stores: widened always, or readers rarely see it. */
+	sched_yield();
+	widen(t);
+	WRITE_ONCE(vma->vm_pgoff, vma->vm_pgoff - 1);
+	vma_grow_end(vma);
+	tree_store(vma->vm_start, vma->vm_end, vma);
+	return false;
+}
+
+/*
  * do_mas_align_munmap(): split the VMAs at the edges, mark the ones inside
  * detached, unlink them, maybe downgrade mmap_lock, zap, free. Returns
  * whether mmap_lock was downgraded.
@@ -940,7 +999,8 @@ static void *writer(void *arg)
 		op_mprotect, op_mprotect, op_mprotect, op_mprotect,
 		op_merge, op_merge, op_merge, op_merge,
 		op_munmap, op_munmap, op_mmap, op_mmap, op_mmap,
-		op_dontneed, op_dontneed, op_expand,
+		op_dontneed, op_dontneed, op_expand, op_grow_down,
+		op_grow_down,
 	};
 	struct thread *t = arg;
 
@@ -1022,7 +1082,8 @@ static void usage(FILE *f)
 "                   not vma_start_write() the VMA it changes), no-recheck (no\n"
 "                   check under the page table lock), pte-wait (a fault that\n"
 "                   waited for the page table lock takes it and checks\n"
-"                   nothing again), none (default)\n"
+"                   nothing again), no-bounds (a fault uses a copy taken\n"
+"                   while a growth wrote the bounds), none (default)\n"
 "  --help           this text\n"
 "\n"
 "Prints one line of counts. Exit status: 0 no violation, 1 violations,\n"
@@ -1106,7 +1167,7 @@ static void parse_args(int argc, char **argv)
 				if (!strcmp(val, mutation_names[m]))
 					break;
 			if (m == ARRAY_SIZE(mutation_names))
-				usage_error("--mutate: unknown mutation '%s' (known: none no-mark no-recheck pte-wait)",
+				usage_error("--mutate: unknown mutation '%s' (known: none no-mark no-recheck pte-wait no-bounds)",
 					    val);
 			opt_mutate = m;
 		}
