@@ -145,13 +145,7 @@ TEST_F_TIMEOUT(anon_vma, race, SPF_TIMEOUT)
 	struct phase alone = { 0 }, raced = { 0 };
 	struct ctx *c;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs two CPUs");
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	ASSERT_NE(MAP_FAILED, c);
-	c->fb = failbox_new();
-	ASSERT_NE(NULL, c->fb);
+	SPF_WINDOW_CTX(c);
 	/* the guards: a page of PROT_NONE on each side */
 	self->map_len = (PAGES + 2) * PS;
 	self->map = mmap(NULL, self->map_len, PROT_NONE,
@@ -182,8 +176,7 @@ TEST_F_TIMEOUT(anon_vma, race, SPF_TIMEOUT)
 	 */
 	EXPECT_GE(alone.rounds + 2, alone.prepared);
 	EXPECT_LT(0, atomic_load(&c->remaps));
-	failbox_free(c->fb);
-	munmap(c, sizeof(*c));
+	SPF_WINDOW_CTX_FREE(c);
 }
 
 SPF_SCALE_TIMEOUT(anon_vma, race)

@@ -177,13 +177,7 @@ TEST_F_TIMEOUT(grow, race, SPF_TIMEOUT)
 	char *res;
 	struct ctx *c;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs two CPUs");
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	ASSERT_NE(MAP_FAILED, c);
-	c->fb = failbox_new();
-	ASSERT_NE(NULL, c->fb);
+	SPF_WINDOW_CTX(c);
 	c->fd = memfd_create("spf-grow", MFD_CLOEXEC);
 	ASSERT_LE(0, c->fd);
 	ASSERT_EQ(0, ftruncate(c->fd, FILE_PAGES * PS));
@@ -220,8 +214,7 @@ TEST_F_TIMEOUT(grow, race, SPF_TIMEOUT)
 	EXPECT_LE(alone.rounds, alone.success);
 	EXPECT_LT(0, raced.rounds);
 	close(c->fd);
-	failbox_free(c->fb);
-	munmap(c, sizeof(*c));
+	SPF_WINDOW_CTX_FREE(c);
 }
 
 SPF_SCALE_TIMEOUT(grow, race)

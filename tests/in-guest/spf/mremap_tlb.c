@@ -105,13 +105,7 @@ TEST_F_TIMEOUT(mremap_tlb, race, SPF_TIMEOUT)
 	char *base;
 	int r;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs two CPUs");
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	ASSERT_NE(MAP_FAILED, c);
-	c->fb = failbox_new();
-	ASSERT_NE(NULL, c->fb);
+	SPF_WINDOW_CTX(c);
 	base = reserve_pmds(2, &self->map, &self->map_len);
 	ASSERT_NE(NULL, base);
 	c->slot[0] = base;
@@ -171,8 +165,7 @@ TEST_F_TIMEOUT(mremap_tlb, race, SPF_TIMEOUT)
 	failbox_report(c->fb);
 	EXPECT_EQ(0, failed(c->fb));
 	EXPECT_LT(0, raced);
-	failbox_free(c->fb);
-	munmap(c, sizeof(*c));
+	SPF_WINDOW_CTX_FREE(c);
 }
 
 SPF_SCALE_TIMEOUT(mremap_tlb, race)

@@ -115,13 +115,7 @@ TEST_F_TIMEOUT(neighbour, race, SPF_TIMEOUT)
 	struct ctx *c;
 	char *base, *a, *b;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs two CPUs");
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	ASSERT_NE(MAP_FAILED, c);
-	c->fb = failbox_new();
-	ASSERT_NE(NULL, c->fb);
+	SPF_WINDOW_CTX(c);
 	base = reserve_pmds(2, &self->map, &self->map_len);
 	ASSERT_NE(NULL, base);
 	/* A | hole | PMD boundary | B | hole, the holes unmapped */
@@ -160,8 +154,7 @@ TEST_F_TIMEOUT(neighbour, race, SPF_TIMEOUT)
 		TH_LOG("round %ld: %lld faults in B gave up while mremap() grew and shrank only A below it: a writer marked a VMA it did not change (%s)",
 		       below_ph.rounds, below_ph.aborts, below_ph.writers);
 	EXPECT_EQ(0, below_ph.aborts);
-	failbox_free(c->fb);
-	munmap(c, sizeof(*c));
+	SPF_WINDOW_CTX_FREE(c);
 }
 
 SPF_SCALE_TIMEOUT(neighbour, race)

@@ -150,15 +150,9 @@ TEST_F_TIMEOUT(pmd_wait, race, SPF_TIMEOUT)
 	size_t nb_resv_len;
 	struct ctx *c;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs two CPUs");
+	SPF_WINDOW_CTX(c);
 	/* page tables, not huge pages, in the VMAs mapped here */
 	ASSERT_EQ(0, prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	ASSERT_NE(MAP_FAILED, c);
-	c->fb = failbox_new();
-	ASSERT_NE(NULL, c->fb);
 	/*
 	 * The neighbour's gigabyte first: the stack mapped for this thread's
 	 * remapper then lands in it, not in this thread's gigabyte.
@@ -195,8 +189,7 @@ TEST_F_TIMEOUT(pmd_wait, race, SPF_TIMEOUT)
 	gigabyte_vma_free(c->own);
 	gigabyte_vma_free(c->nb);
 	munmap(nb_resv, nb_resv_len);
-	failbox_free(c->fb);
-	munmap(c, sizeof(*c));
+	SPF_WINDOW_CTX_FREE(c);
 }
 
 SPF_SCALE_TIMEOUT(pmd_wait, race)

@@ -181,13 +181,7 @@ TEST_F_TIMEOUT(policy, race, SPF_TIMEOUT)
 	char writers[512];
 	struct ctx *c;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs two CPUs");
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	ASSERT_NE(MAP_FAILED, c);
-	c->fb = failbox_new();
-	ASSERT_NE(NULL, c->fb);
+	SPF_WINDOW_CTX(c);
 	/* PROT_NONE guards: the VMA merges with no neighbour */
 	self->map_len = (PAGES + 2) * PS;
 	self->map = mmap(NULL, self->map_len, PROT_NONE,
@@ -215,8 +209,7 @@ TEST_F_TIMEOUT(policy, race, SPF_TIMEOUT)
 	EXPECT_LT(0, alone);
 	EXPECT_LT(0, raced);
 	EXPECT_LT(0, stopped);
-	failbox_free(c->fb);
-	munmap(c, sizeof(*c));
+	SPF_WINDOW_CTX_FREE(c);
 }
 
 SPF_SCALE_TIMEOUT(policy, race)

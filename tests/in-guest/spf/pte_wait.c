@@ -141,15 +141,9 @@ TEST_F_TIMEOUT(pte_wait, race, SPF_TIMEOUT)
 	struct phase alone, remapped;
 	struct ctx *c;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs two CPUs");
+	SPF_WINDOW_CTX(c);
 	/* page faults, not huge ones, in the VMAs the remapper maps */
 	ASSERT_EQ(0, prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	ASSERT_NE(MAP_FAILED, c);
-	c->fb = failbox_new();
-	ASSERT_NE(NULL, c->fb);
 	c->b = reserve_pmds(1, &self->map, &self->map_len);
 	ASSERT_NE(NULL, c->b);
 	ASSERT_EQ(c->b, mmap(c->b, PMD_SIZE_, PROT_READ | PROT_WRITE,
@@ -174,8 +168,7 @@ TEST_F_TIMEOUT(pte_wait, race, SPF_TIMEOUT)
 	/* the window: faults waited for the lock and went on */
 	EXPECT_LT(0, alone.waited);
 	EXPECT_LT(0, atomic_load(&c->remaps));
-	failbox_free(c->fb);
-	munmap(c, sizeof(*c));
+	SPF_WINDOW_CTX_FREE(c);
 }
 
 SPF_SCALE_TIMEOUT(pte_wait, race)

@@ -72,6 +72,30 @@ static inline int spf_window_open(struct __test_metadata *_metadata,
 			      ASSERT_EQ(0, spf_window_open(_metadata, delay)), \
 			      spf_delay_set(spf_delay_before))
 
+/*
+ * The start of a window test's body: two CPUs, or a skip; and c, the
+ * test's struct ctx, zeroed and populated (no fault of its own lands in
+ * the race), which its threads share, with a failbox for their failures
+ * in c->fb. SPF_WINDOW_CTX_FREE(c) undoes it.
+ */
+#define SPF_WINDOW_CTX(c)						\
+	do {								\
+		if (sysconf(_SC_NPROCESSORS_ONLN) < 2)			\
+			SKIP(return, "needs two CPUs");			\
+		(c) = mmap(NULL, sizeof(*(c)), PROT_READ | PROT_WRITE,	\
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,	\
+			   -1, 0);					\
+		ASSERT_NE(MAP_FAILED, (c));				\
+		(c)->fb = failbox_new();				\
+		ASSERT_NE(NULL, (c)->fb);				\
+	} while (0)
+
+#define SPF_WINDOW_CTX_FREE(c)						\
+	do {								\
+		failbox_free((c)->fb);					\
+		munmap((c), sizeof(*(c)));				\
+	} while (0)
+
 /* Run the calling thread on CPU cpu only; 0 or -1. */
 static inline int pin_to_cpu(int cpu)
 {

@@ -152,15 +152,9 @@ TEST_F_TIMEOUT(zero_page, race, SPF_TIMEOUT)
 	struct phase alone, raced = { 0 };
 	struct ctx *c;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs two CPUs");
+	SPF_WINDOW_CTX(c);
 	/* small pages: a huge zero page has no PTE to race for */
 	ASSERT_EQ(0, prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	ASSERT_NE(MAP_FAILED, c);
-	c->fb = failbox_new();
-	ASSERT_NE(NULL, c->fb);
 	c->base = self->map = map_anon(NULL, PAGES * PS, 0);
 	self->map_len = PAGES * PS;
 	ASSERT_NE(NULL, c->base);
@@ -182,8 +176,7 @@ TEST_F_TIMEOUT(zero_page, race, SPF_TIMEOUT)
 	/* the reads alone were speculative zero-page faults */
 	EXPECT_LE(alone.rounds, alone.success);
 	EXPECT_LT(0, raced.rounds);
-	failbox_free(c->fb);
-	munmap(c, sizeof(*c));
+	SPF_WINDOW_CTX_FREE(c);
 }
 
 SPF_SCALE_TIMEOUT(zero_page, race)
