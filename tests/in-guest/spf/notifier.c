@@ -44,6 +44,7 @@ struct ctx {
 	struct failbox *fb;
 	atomic_long rounds;
 	atomic_long cows;	/* copies of a mirrored zero page */
+	atomic_int ready;	/* the registrar runs on CPU 1 */
 	atomic_int go;		/* the write is about to start */
 	atomic_int written;	/* the write returned */
 };
@@ -157,6 +158,7 @@ static void *registrar(void *arg)
 
 	if (pin_to_cpu(1))
 		fail(c->fb, "registrar: cannot run on CPU 1: %s", strerror(errno));
+	atomic_store(&c->ready, 1);
 	while (!atomic_load(&c->go))
 		;
 	usleep(REGISTER_AFTER_US);
@@ -202,6 +204,9 @@ static void raced_child(struct ctx *c, long r)
 		fail(c->fb, "pthread_create failed");
 		return;
 	}
+	/* A slow kernel (KCSAN) starts the thread later than the copy's delay. */
+	while (!atomic_load(&c->ready))
+		;
 	atomic_store(&c->go, 1);
 	*page_word(rg.b, 1) = mkval(r, 0, 1, 3);
 	atomic_store(&c->written, 1);
@@ -272,6 +277,7 @@ TEST_F_TIMEOUT(notifier, race, SPF_TIMEOUT)
 	spf_writers_reset();
 	end = now_s() + test_seconds() / 2;
 	for (r = 1; now_s() < end && !failed(c->fb); r++) {
+		atomic_store(&c->ready, 0);
 		atomic_store(&c->go, 0);
 		atomic_store(&c->written, 0);
 		if (!in_child(c, raced_fn, 0, r))
