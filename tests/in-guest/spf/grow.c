@@ -66,19 +66,10 @@ static long file_page_of(uint64_t v)
 	return -1;
 }
 
-static int grow(struct ctx *c)
+/* Map pages [0, GAP) of the region below the VMA MAP_FIXED; 0 or -1. */
+static int map_below(struct ctx *c, int prot, int flags, int fd)
 {
-	void *p = mmap(c->lo, GAP * PS, PROT_READ, MAP_SHARED | MAP_FIXED,
-		       c->fd, 0);
-
-	return p == MAP_FAILED ? -1 : 0;
-}
-
-/* The reservation back over pages [0, GAP): the VMA splits to PAGES again. */
-static int shrink(struct ctx *c)
-{
-	void *p = mmap(c->lo, GAP * PS, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	void *p = mmap(c->lo, GAP * PS, prot, flags | MAP_FIXED, fd, 0);
 
 	return p == MAP_FAILED ? -1 : 0;
 }
@@ -99,10 +90,12 @@ static void *grower(void *arg)
 			continue;
 		}
 		atomic_store(&c->growing, r);
-		if (grow(c))
+		/* the file's pages [0, GAP): they merge into the VMA above */
+		if (map_below(c, PROT_READ, MAP_SHARED, c->fd))
 			fail(c->fb, "round %ld: mmap() of the pages below: %s", r,
 			     strerror(errno));
-		if (shrink(c))
+		/* the reservation back: the VMA splits to PAGES again */
+		if (map_below(c, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1))
 			fail(c->fb, "round %ld: mmap() of the reservation back: %s",
 			     r, strerror(errno));
 		atomic_store(&c->shrunk, r);
