@@ -98,11 +98,7 @@ TEST_F_TIMEOUT(collapse_cow, race, SPF_TIMEOUT)
 	uint64_t *buf;
 	char *base;
 
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	ASSERT_NE(MAP_FAILED, c);
-	c->fb = failbox_new();
-	ASSERT_NE(NULL, c->fb);
+	SPF_WINDOW_CTX(c);
 	c->start_us = START_US;
 	c->fd = memfd_create("spf-collapse-cow", MFD_CLOEXEC);
 	ASSERT_LE(0, c->fd);
@@ -188,8 +184,7 @@ TEST_F_TIMEOUT(collapse_cow, race, SPF_TIMEOUT)
 	EXPECT_EQ(0, failed(c->fb));
 	EXPECT_LT(0, collapsed);
 	close(c->fd);
-	failbox_free(c->fb);
-	munmap(c, sizeof(*c));
+	SPF_WINDOW_CTX_FREE(c);
 }
 
 SPF_SCALE_TIMEOUT(collapse_cow, race)
